@@ -1,0 +1,116 @@
+"""Ports: the small protocols adapters implement. Adapters don't inherit; the contract
+suites and mypy prove conformance."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Protocol
+
+from flightstate_core.records import (
+    BackfillIntent,
+    InboxRow,
+    OutboxRecord,
+    ProcessedMessage,
+    ProcRecord,
+)
+from flightstate_core.state import FlightState
+
+__all__ = [
+    "BackfillQueue",
+    "FlightReader",
+    "Inbox",
+    "LeaderLease",
+    "Outbox",
+    "StateStore",
+    "StateTransaction",
+]
+
+
+class StateTransaction(Protocol):
+    """One open transaction on the authoritative store; everything commits together."""
+
+    def savepoint(self) -> AbstractContextManager[None]:
+        """A nested scope: an exception inside rolls back only what it wrote."""
+
+    def lock_pipeline(self, epoch: int | None) -> None:
+        """Take PIPELINE_LOCK; raise LeadershipLost if ``epoch`` is older than the lease's."""
+
+    def get_proc(self, message_id: int) -> ProcRecord | None:
+        """PROC_STATE of this message id, read inside the lock."""
+
+    def find_duplicate(self, identity_key: str, digest: str, since: datetime) -> int | None:
+        """Message id of an earlier SUCCEEDED message with this key and digest, DTTM >= since."""
+
+    def load_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
+        """Current states of these FLIDs (missing ones are absent from the result)."""
+
+    def load_codeshares(self, master_flids: Collection[str]) -> dict[str, FlightState]:
+        """Current states of flights whose MAID names one of these masters."""
+
+    def save(self, processed: ProcessedMessage) -> None:
+        """Write states, events, PROC_STATE, backfill intent, cursor and snap log."""
+
+
+class StateStore(Protocol):
+    """The authoritative store (PostgreSQL or Oracle 11g, never both)."""
+
+    def transaction(self) -> AbstractContextManager[StateTransaction]:
+        """Open a transaction; commit on normal exit, roll back on exception."""
+
+
+class FlightReader(Protocol):
+    """Consistent reads: every table of a batch from one snapshot."""
+
+    def get_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
+        """Full states of these FLIDs from one snapshot."""
+
+    def iter_flights(self, page_size: int = 500) -> Iterator[FlightState]:
+        """Every flight, FLID order, one snapshot per page."""
+
+
+class Inbox(Protocol):
+    """The shared inbox (MySQL cminmsgs, or a PostgreSQL table of the same shape)."""
+
+    def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
+        """Rows with id > cursor in id order; never modifies a row."""
+
+    def backfill(self, intents: Sequence[BackfillIntent]) -> None:
+        """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns; idempotent."""
+
+
+class BackfillQueue(Protocol):
+    """Durable backfill intents in the store, written in the message's transaction."""
+
+    def pending_backfills(self, limit: int) -> list[BackfillIntent]:
+        """Intents not yet written back, oldest first."""
+
+    def mark_backfilled(self, message_ids: Sequence[int], at: datetime) -> None:
+        """Record success; never touches the message's outcome."""
+
+    def record_backfill_failure(self, message_ids: Sequence[int], error: str) -> None:
+        """Count a failed attempt; never touches the message's outcome."""
+
+
+class Outbox(Protocol):
+    """The transactional outbox (MSG_EVENT)."""
+
+    def fetch_undelivered(self, limit: int) -> list[OutboxRecord]:
+        """Undelivered events in commit order."""
+
+    def mark_dispatched(self, event_ids: Sequence[int], at: datetime) -> None:
+        """Mark after the broker's delivery report."""
+
+    def purge_dispatched(self, older_than: datetime, limit: int) -> int:
+        """Delete dispatched rows older than this; return how many."""
+
+
+class LeaderLease(Protocol):
+    """One active pump: a lease with a fencing token (epoch) checked at commit."""
+
+    def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
+        """Take or renew the lease; the epoch if we lead, else None."""
+
+    def release(self, holder: str) -> None:
+        """Give the lease up (graceful shutdown)."""
