@@ -50,7 +50,7 @@ class CoreConfig:
     - ``max_message_bytes``: larger messages are DEAD without being parsed.
     """
 
-    airport_tz: ZoneInfo = field(default="Asia/Shanghai", converter=_zone)
+    airport_tz: ZoneInfo = field(default=ZoneInfo("Asia/Shanghai"), converter=_zone)
     opday_cutover: time = time(0, 0)
     century_pivot: int = 70
     duplicate_window: timedelta = timedelta(hours=24)

@@ -1,0 +1,144 @@
+"""Runner configuration: defaults, then an optional TOML file, then the environment.
+
+Validated on start: a bad value raises ``ConfigError`` naming the setting. DSNs may hold
+passwords, so anything printed or logged goes through ``redact``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from datetime import time
+from pathlib import Path
+from typing import Any
+
+from attrs import evolve, field, fields, frozen
+
+from flightstate_core.config import CoreConfig
+from flightstate_core.errors import ConfigError
+
+__all__ = ["ENV_PREFIX", "RunnerConfig", "load_config", "redact"]
+
+ENV_PREFIX = "FLIGHTSTATE_"
+
+
+def _cutover(value: str | time) -> time:
+    if isinstance(value, time):
+        return value
+    match = re.fullmatch(r"(\d{1,2}):(\d{2})", str(value).strip())
+    if not match or int(match[1]) > 23 or int(match[2]) > 59:
+        raise ConfigError(f"opday_cutover: {value!r} is not HH:MM")
+    return time(int(match[1]), int(match[2]))
+
+
+def _positive(instance: object, attribute: Any, value: float) -> None:
+    if value <= 0:
+        raise ConfigError(f"{attribute.name}: must be positive, got {value!r}")
+
+
+@frozen
+class RunnerConfig:
+    """Every runner setting. ``pg_dsn=None`` means: start an embedded PostgreSQL;
+    ``mysql_dsn=None``: the inbox is a PostgreSQL table in the store database;
+    ``kafka_bootstrap=None``: events stay in the outbox."""
+
+    pg_dsn: str | None = None
+    mysql_dsn: str | None = None
+    kafka_bootstrap: str | None = None
+    airport_tz: str = "Asia/Shanghai"
+    opday_cutover: time = field(default=time(0, 0), converter=_cutover)
+    topic_schd: str = "schd"
+    topic_msg: str = "msg"
+    batch_size: int = field(default=200, validator=_positive)
+    backoff_initial: float = field(default=0.2, validator=_positive)
+    backoff_max: float = field(default=10.0, validator=_positive)
+    max_unexpected_attempts: int = field(default=3, validator=_positive)
+    lease_ttl: float = field(default=10.0, validator=_positive)
+    poll_interval: float = field(default=0.5, validator=_positive)
+    dispatch_batch: int = field(default=5000, validator=_positive)
+    metrics_port: int | None = None
+    holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
+
+    def core(self) -> CoreConfig:
+        """The pure core's part of the configuration."""
+        return CoreConfig(airport_tz=self.airport_tz, opday_cutover=self.opday_cutover)
+
+    def describe(self) -> dict[str, object]:
+        """Settings for status output and logs, with secrets redacted."""
+        shown = {f.name: getattr(self, f.name) for f in fields(RunnerConfig)}
+        for name in ("pg_dsn", "mysql_dsn", "kafka_bootstrap"):
+            shown[name] = redact(shown[name]) if shown[name] else None
+        shown["opday_cutover"] = self.opday_cutover.strftime("%H:%M")
+        return shown
+
+
+_PASSWORD_IN_URL = re.compile(r"(?P<head>://[^:/@]+:)[^@]*(?P<tail>@)")
+_PASSWORD_PARAM = re.compile(r"(?i)(password\s*=\s*)('[^']*'|\S+)")
+
+
+def redact(dsn: str | None) -> str | None:
+    """Hide a password in a URL or key=value DSN."""
+    if dsn is None:
+        return None
+    hidden = _PASSWORD_IN_URL.sub(r"\g<head>***\g<tail>", dsn)
+    return _PASSWORD_PARAM.sub(r"\1***", hidden)
+
+
+_INT_FIELDS = {"batch_size", "max_unexpected_attempts", "dispatch_batch", "metrics_port"}
+_FLOAT_FIELDS = {"backoff_initial", "backoff_max", "lease_ttl", "poll_interval"}
+
+
+def _coerce(name: str, value: object) -> object:
+    try:
+        if name in _INT_FIELDS:
+            return int(str(value))
+        if name in _FLOAT_FIELDS:
+            return float(str(value))
+    except ValueError as exc:
+        raise ConfigError(f"{name}: {value!r} is not a number") from exc
+    return value
+
+
+def _known(values: Mapping[str, object], source: str) -> dict[str, object]:
+    names = {f.name for f in fields(RunnerConfig)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ConfigError(f"{source}: unknown setting(s) {', '.join(unknown)}")
+    return {name: _coerce(name, value) for name, value in values.items()}
+
+
+def _from_env(environ: Mapping[str, str]) -> dict[str, object]:
+    names = {f.name for f in fields(RunnerConfig)}
+    found = {}
+    for key, value in environ.items():
+        if key.startswith(ENV_PREFIX) and key[len(ENV_PREFIX):].lower() in names and value != "":
+            found[key[len(ENV_PREFIX):].lower()] = value
+    return _known(found, "environment")
+
+
+def load_config(
+    path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    **overrides: object,
+) -> RunnerConfig:
+    """Defaults, then the TOML file (table ``[flightstate]`` or top level), then
+    ``FLIGHTSTATE_*`` variables, then explicit overrides (CLI options)."""
+    config = RunnerConfig()
+    layers: list[dict[str, object]] = []
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"config file {path}: {exc}") from exc
+        layers.append(_known(data.get("flightstate", data), f"config file {path}"))
+    layers.append(_from_env(os.environ if environ is None else environ))
+    layers.append(_known({k: v for k, v in overrides.items() if v is not None}, "options"))
+    for layer in layers:
+        try:
+            config = evolve(config, **layer)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(str(exc)) from exc
+    config.core()  # validates the zone
+    return config

@@ -1,0 +1,50 @@
+"""Prometheus metrics of one runner process, on its own registry (no global state)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+__all__ = ["RunnerMetrics"]
+
+
+class RunnerMetrics:
+    """Every metric the runner exports; ``serve(port)`` exposes them over HTTP."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.messages = Counter(
+            "flightstate_messages", "Inbox messages finished, by outcome", ["outcome"], registry=r
+        )
+        self.inbox_lag = Gauge(
+            "flightstate_inbox_lag_messages", "Inbox rows after our cursor", registry=r
+        )
+        self.head_age = Gauge(
+            "flightstate_inbox_head_age_seconds", "Age of the oldest unprocessed row", registry=r
+        )
+        self.transaction_seconds = Histogram(
+            "flightstate_transaction_seconds",
+            "Time of one store transaction (one message or one batch)",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+            registry=r,
+        )
+        self.backfill_backlog = Gauge(
+            "flightstate_backfill_backlog", "Committed messages not yet backfilled", registry=r
+        )
+        self.outbox_backlog = Gauge(
+            "flightstate_outbox_backlog", "Outbox events not yet delivered", registry=r
+        )
+        self.outbox_oldest_age = Gauge(
+            "flightstate_outbox_oldest_age_seconds", "Age of the oldest undelivered event",
+            registry=r,
+        )
+        self.events_published = Counter(
+            "flightstate_events_published", "Outbox events delivered to Kafka", ["topic"],
+            registry=r,
+        )
+        self.leader = Gauge("flightstate_leader", "1 while this process leads", registry=r)
+        self.cursor = Gauge("flightstate_inbox_cursor", "Last inbox id read", registry=r)
+
+    def serve(self, port: int) -> None:
+        """Expose ``/metrics`` on this port (daemon thread)."""
+        start_http_server(port, registry=self.registry)

@@ -1,0 +1,21 @@
+"""MariaDB/MySQL adapter for flightstate (PyMySQL): the shared ``cminmsgs`` inbox.
+
+Entry points: ``MySqlInbox`` (the ``Inbox`` port), ``create_cminmsgs`` /
+``create_coutmsgs`` / ``insert_messages`` (spec §2 tables for tests and demos),
+``mysql_errors`` (driver errors → core errors) and ``parse_mysql_dsn``.
+"""
+
+from flightstate_mysql._errors import is_transient, mysql_errors
+from flightstate_mysql.dsn import parse_mysql_dsn
+from flightstate_mysql.inbox import MySqlInbox
+from flightstate_mysql.schema import create_cminmsgs, create_coutmsgs, insert_messages
+
+__all__ = [
+    "MySqlInbox",
+    "create_cminmsgs",
+    "create_coutmsgs",
+    "insert_messages",
+    "is_transient",
+    "mysql_errors",
+    "parse_mysql_dsn",
+]

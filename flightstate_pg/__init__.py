@@ -1,0 +1,1 @@
+"""flightstate_pg package."""
