@@ -1,0 +1,54 @@
+"""Leader election on the PIPELINE_LOCK row, database clock only (as flightstate_pg.lease).
+
+Taking the lease from another holder, from nobody, or after a release bumps EPOCH (the
+fencing token); renewing our own keeps it. 11g has no MERGE .. RETURNING, so the MERGE is
+followed by a read of the row in the same transaction: we lead iff the row names us.
+Concurrent first acquisitions can both try to INSERT; the loser's ORA-00001 is retried.
+"""
+
+from __future__ import annotations
+
+import oracledb
+
+from flightstate_oracle import sql
+from flightstate_oracle.db import merge_many, query, run
+from flightstate_oracle.errors import oracle_errors
+
+__all__ = ["OracleLeaderLease"]
+
+
+class OracleLeaderLease:
+    """``LeaderLease`` on Oracle's PIPELINE_LOCK row (pooled connections)."""
+
+    def __init__(self, pool: oracledb.ConnectionPool, *, lock_name: str = "pipeline") -> None:
+        self._pool = pool
+        self._name = lock_name
+
+    def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
+        """Take or renew the lease for ``ttl_seconds``; the epoch if we lead, else None."""
+        if not holder:
+            raise ValueError("holder must be non-empty ('' is NULL in Oracle)")
+        params = {"LOCK_NAME": self._name, "HOLDER": holder, "TTL_SECONDS": float(ttl_seconds)}
+        with oracle_errors(), self._pool.acquire() as conn:
+            merge_many(conn, sql.LEASE_ACQUIRE, [params])
+            rows = query(conn, sql.LEASE_STATUS, {"LOCK_NAME": self._name})
+            conn.commit()
+        if not rows or rows[0]["HOLDER"] != holder:
+            return None
+        return int(str(rows[0]["EPOCH"]))
+
+    def release(self, holder: str) -> None:
+        """Give the lease up if ``holder`` has it (the next leader bumps the epoch)."""
+        with oracle_errors(), self._pool.acquire() as conn:
+            run(conn, sql.LEASE_RELEASE, {"LOCK_NAME": self._name, "HOLDER": holder})
+            conn.commit()
+
+    def status(self) -> tuple[int, str | None, bool] | None:
+        """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row."""
+        with oracle_errors(), self._pool.acquire() as conn:
+            rows = query(conn, sql.LEASE_STATUS, {"LOCK_NAME": self._name})
+            conn.rollback()
+        if not rows:
+            return None
+        row = list(rows[0].values())
+        return int(str(row[0])), None if row[1] is None else str(row[1]), bool(row[2])

@@ -1,0 +1,321 @@
+"""Oracle 11g type mapping of the shared layout (pure: no driver, no I/O).
+
+Why this module exists: Oracle 11g SQL ``VARCHAR2`` holds at most 4000 *bytes*, identifiers
+at most 30 bytes, and a zero-length string is NULL. Every column therefore has an explicit
+type here, lengths are declared in BYTE (never CHAR, never left to NLS_LENGTH_SEMANTICS), and
+the database character set must be AL32UTF8 so that a Python ``str``'s UTF-8 length is what
+Oracle counts (``OracleStore.check_database`` verifies it).
+
+Decision on over-long values: a text longer than its VARCHAR2 column is **rejected** before any
+SQL runs, with ``ValueTooLong`` (a ``PermanentError``) naming ``TABLE.COLUMN`` and the byte
+count. It is never truncated and never silently moved to a CLOB: texts that can legitimately
+be long are CLOB columns from the start (documents SRVT/VIPF/MAFL, MSG_EVENT payload, PROC_STATE
+reason, snap-log lists), free-text SIS values (remarks, exception texts, delay text) get the full
+4000 bytes, codes and times get 400 bytes (the longest SIS code is a few characters).
+
+The migration ``migrations/0001.initial.sql`` must declare exactly these tables; a test parses
+it and compares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Final
+
+from attrs import frozen
+
+from flightstate_core.errors import PermanentError
+from flightstate_core.layout import (
+    DETAIL_TABLES,
+    DOCUMENT_COLUMNS,
+    MAIN_TABLE,
+    SCALAR_COLUMNS,
+    DetailTable,
+    TypedColumn,
+)
+
+__all__ = [
+    "CODE_BYTES",
+    "EMPTY_CODES",
+    "MAX_VARCHAR2_BYTES",
+    "TABLES",
+    "TEXT_BYTES",
+    "Bind",
+    "Column",
+    "Table",
+    "ValueTooLong",
+    "check_fits",
+    "utf8_len",
+]
+
+MAX_VARCHAR2_BYTES: Final = 4000  # Oracle 11g SQL limit (MAX_STRING_SIZE=EXTENDED is 12c)
+TEXT_BYTES: Final = 4000  # free-text SIS values
+CODE_BYTES: Final = 400  # SIS codes, times, sequence attributes
+KEY_BYTES: Final = 64  # FLID, lock/inbox names, topics
+EMPTY_CODES: Final = "EMPTY_CODES"  # presence column: codes whose value is ""
+
+#: SIS values that are free text (may carry long Chinese text).
+FREE_TEXT_CODES: Final = frozenset(
+    {"REMC", "EXSR", "VIPR", "FDIV_TEXT", "FRET_TEXT", "FLAB_TEXT", "DLTX"}
+)
+
+
+class Bind(StrEnum):
+    """How a column's value is bound (``setinputsizes``) and read back."""
+
+    TEXT = "TEXT"  # VARCHAR2(n BYTE); "" is stored as NULL + EMPTY_CODES
+    CLOB = "CLOB"  # bound as a CLOB so values over 4000 bytes work in MERGE/INSERT
+    TSTZ = "TSTZ"  # TIMESTAMP WITH TIME ZONE: bound as UTC TIMESTAMP inside FROM_TZ(.., '+00:00')
+    TIMESTAMP = "TIMESTAMP"  # zone-less TIMESTAMP (airport-local naive values)
+    DATE = "DATE"
+    NUMBER = "NUMBER"
+
+
+class ValueTooLong(PermanentError):
+    """A text does not fit its Oracle column; retrying cannot help."""
+
+    def __init__(self, column: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"{column}: {size} bytes (UTF-8) exceed VARCHAR2({limit} BYTE) of Oracle 11g; "
+            "value rejected, not truncated"
+        )
+        self.column = column
+        self.size = size
+        self.limit = limit
+
+
+@frozen
+class Column:
+    """One column: name, DDL type, bind kind and (for VARCHAR2) its byte limit."""
+
+    name: str
+    type_sql: str
+    bind: Bind
+    max_bytes: int | None = None
+    nullable: bool = True
+
+    @property
+    def ddl(self) -> str:
+        return f"{self.name} {self.type_sql}" + ("" if self.nullable else " NOT NULL")
+
+
+@frozen
+class Table:
+    """One table: columns in DDL order and the primary key."""
+
+    name: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...]
+
+    def column(self, name: str) -> Column:
+        for column in self.columns:
+            if column.name == name:
+                return column
+        raise KeyError(f"{self.name}.{name}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(column.name for column in self.columns)
+
+
+def varchar(name: str, max_bytes: int, *, nullable: bool = True) -> Column:
+    """A VARCHAR2 column with its length in BYTE."""
+    if not 0 < max_bytes <= MAX_VARCHAR2_BYTES:
+        raise ValueError(f"{name}: VARCHAR2 of {max_bytes} bytes is not possible in 11g")
+    return Column(name, f"VARCHAR2({max_bytes} BYTE)", Bind.TEXT, max_bytes, nullable)
+
+
+def number(name: str, digits: int = 19, *, nullable: bool = True) -> Column:
+    return Column(name, f"NUMBER({digits})", Bind.NUMBER, None, nullable)
+
+
+def tstz(name: str, *, nullable: bool = True) -> Column:
+    return Column(name, "TIMESTAMP(6) WITH TIME ZONE", Bind.TSTZ, None, nullable)
+
+
+def clob(name: str) -> Column:
+    return Column(name, "CLOB", Bind.CLOB)
+
+
+def utf8_len(text: str) -> int:
+    """Bytes Oracle (AL32UTF8) needs for ``text``."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def check_fits(table: str, column: Column, value: object) -> None:
+    """Raise ``ValueTooLong`` if a text does not fit ``column``; anything else passes."""
+    if column.max_bytes is None or not isinstance(value, str):
+        return
+    if len(value) * 4 <= column.max_bytes:  # fast path: cannot exceed even at 4 bytes/char
+        return
+    size = utf8_len(value)
+    if size > column.max_bytes:
+        raise ValueTooLong(f"{table}.{column.name}", size, column.max_bytes)
+
+
+def _raw_bytes(code: str) -> int:
+    return TEXT_BYTES if code in FREE_TEXT_CODES else CODE_BYTES
+
+
+def _value_columns(columns: tuple[TypedColumn, ...]) -> tuple[Column, ...]:
+    out: list[Column] = []
+    for typed in columns:
+        out.append(varchar(typed.code, _raw_bytes(typed.code)))
+        if typed.typed is None:
+            continue
+        if typed.typed.endswith("_TS"):
+            out.append(tstz(typed.typed))
+        elif typed.typed.endswith("_DT"):
+            out.append(Column(typed.typed, "DATE", Bind.DATE))
+        else:
+            out.append(number(typed.typed, 10))
+    return tuple(out)
+
+
+def _empty_codes_bytes(codes: tuple[str, ...]) -> int:
+    """Room for every code separated by one space (rounded up to a multiple of 100)."""
+    need = sum(len(code) + 1 for code in codes)
+    return min(MAX_VARCHAR2_BYTES, -(-need // 100) * 100)
+
+
+def _main_table() -> Table:
+    scalars = _value_columns(SCALAR_COLUMNS)
+    columns = (
+        varchar("FLID", KEY_BYTES, nullable=False),
+        varchar("STATE", 16, nullable=False),
+        number("STATE_VERSION", nullable=False),
+        Column("OPERATION_DAY", "DATE", Bind.DATE),
+        number("LAST_MESSAGE_ID"),
+        tstz("CREATED_AT"),
+        tstz("UPDATED_AT"),
+        *scalars,
+        *(clob(code) for code in DOCUMENT_COLUMNS),
+        varchar(EMPTY_CODES, _empty_codes_bytes(tuple(c.code for c in SCALAR_COLUMNS))),
+    )
+    return Table(MAIN_TABLE, columns, ("FLID",))
+
+
+def _detail_table(detail: DetailTable) -> Table:
+    keys: tuple[Column, ...] = (varchar("FLID", KEY_BYTES, nullable=False),)
+    if detail.route_kind:
+        keys += (varchar("ROUTE_KIND", 8, nullable=False),)
+    codes = ("SOURCE_SEQ", *(child.code for child in detail.children))
+    columns = (
+        *keys,
+        number("ORDINAL", 5, nullable=False),
+        varchar("SOURCE_SEQ", CODE_BYTES),
+        *_value_columns(detail.children),
+        varchar(EMPTY_CODES, _empty_codes_bytes(codes)),
+    )
+    return Table(detail.name, columns, detail.key_columns)
+
+
+def _infra_tables() -> tuple[Table, ...]:
+    return (
+        Table(
+            "PIPELINE_LOCK",
+            (
+                varchar("LOCK_NAME", KEY_BYTES, nullable=False),
+                number("EPOCH", nullable=False),
+                varchar("HOLDER", CODE_BYTES),
+                tstz("LEASE_EXPIRES_AT"),
+                tstz("UPDATED_AT"),
+            ),
+            ("LOCK_NAME",),
+        ),
+        Table(
+            "MSG_EVENT",
+            (
+                number("EVENT_ID", nullable=False),
+                varchar("TOPIC", KEY_BYTES, nullable=False),
+                varchar("EVENT_KEY", CODE_BYTES),
+                clob("PAYLOAD"),
+                varchar("FLID", KEY_BYTES, nullable=False),
+                number("STATE_VERSION", nullable=False),
+                varchar("KIND", 16, nullable=False),
+                number("MESSAGE_ID"),
+                tstz("CREATED_AT", nullable=False),
+                tstz("DISPATCHED_AT"),
+                varchar(EMPTY_CODES, 100),  # EVENT_KEY / PAYLOAD when ""
+            ),
+            ("EVENT_ID",),
+        ),
+        _proc_state(),
+        Table(
+            "INBOX_CURSOR",
+            (
+                varchar("INBOX_NAME", KEY_BYTES, nullable=False),
+                number("LAST_MESSAGE_ID", nullable=False),
+                tstz("UPDATED_AT"),
+            ),
+            ("INBOX_NAME",),
+        ),
+        Table(
+            "SCHD_SNAP_LOG",
+            (
+                number("SNAP_ID", nullable=False),
+                number("MESSAGE_ID"),
+                varchar("STYP", KEY_BYTES),
+                number("RECORD_COUNT", 10),
+                clob("FLIDS"),
+                clob("OPERATION_DAYS"),
+                tstz("CREATED_AT", nullable=False),
+            ),
+            ("SNAP_ID",),
+        ),
+    )
+
+
+#: PROC_STATE text columns that may legitimately be "" (kept through EMPTY_CODES).
+PROC_TEXT_COLUMNS: Final = (
+    "IDENTITY_KEY",
+    "PAYLOAD_DIGEST",
+    "MSG_TYPE",
+    "MSG_STYP",
+    "REASON",
+    "SUBSYSTEM_NAME",
+    "SUBSYSTEM_TYPE",
+    "SUBSYSTEM_SUBTYPE",
+)
+
+
+def _proc_state() -> Table:
+    return Table(
+        "PROC_STATE",
+        (
+            number("MESSAGE_ID", nullable=False),
+            varchar("IDENTITY_KEY", CODE_BYTES),
+            varchar("PAYLOAD_DIGEST", CODE_BYTES),
+            varchar("MSG_TYPE", KEY_BYTES),
+            varchar("MSG_STYP", KEY_BYTES),
+            varchar("STATUS", 16, nullable=False),
+            clob("REASON"),
+            number("ATTEMPTS", 10, nullable=False),
+            tstz("RECEIVED_AT"),
+            tstz("PROCESSED_AT", nullable=False),
+            tstz("DTTM"),
+            varchar("BACKFILL_STATUS", 16),
+            tstz("BACKFILL_AT"),
+            number("BACKFILL_ATTEMPTS", 10, nullable=False),
+            varchar("BACKFILL_ERROR", TEXT_BYTES),
+            varchar("SUBSYSTEM_NAME", KEY_BYTES),
+            varchar("SUBSYSTEM_TYPE", KEY_BYTES),
+            varchar("SUBSYSTEM_SUBTYPE", KEY_BYTES),
+            number("SUBSYSTEM_SEQUENCE"),
+            Column("SUBSYSTEM_DATE_SENT", "TIMESTAMP(6)", Bind.TIMESTAMP),
+            varchar(EMPTY_CODES, _empty_codes_bytes(PROC_TEXT_COLUMNS)),
+        ),
+        ("MESSAGE_ID",),
+    )
+
+
+def _all_tables() -> Mapping[str, Table]:
+    tables = [_main_table(), *(_detail_table(d) for d in DETAIL_TABLES.values())]
+    tables.extend(_infra_tables())
+    return MappingProxyType({table.name: table for table in tables})
+
+
+#: Every table of the Oracle schema, in creation order.
+TABLES: Final[Mapping[str, Table]] = _all_tables()

@@ -1,0 +1,87 @@
+"""Driver-side pure parts: error translation table, URL parsing, yoyo adaptation, thick init."""
+
+from __future__ import annotations
+
+import os
+
+import oracledb
+import pytest
+from oracledb import errors as ora_errors
+from yoyo import read_migrations
+
+from flightstate_core.errors import ConfigError, PermanentError, TransientError
+from flightstate_oracle.client import CLIENT_DIR_ENV, init_thick_mode, parse_oracle_url
+from flightstate_oracle.errors import classify, is_unique_violation, oracle_errors
+from flightstate_oracle.migrate import MIGRATIONS_DIR, strip_terminator
+
+
+def _error(cls: type[oracledb.Error], message: str, *, recoverable: bool = False) -> oracledb.Error:
+    """A real python-oracledb exception object, as the driver builds it."""
+    return cls(ora_errors._Error(message, isrecoverable=recoverable))
+
+
+@pytest.mark.parametrize(
+    ("cls", "message", "expected"),
+    [
+        (
+            oracledb.IntegrityError,
+            "ORA-00001: unique constraint (FS.PROC_STATE_PK) violated",
+            PermanentError,
+        ),
+        (oracledb.DatabaseError, "ORA-12899: value too large for column", PermanentError),
+        (oracledb.DatabaseError, "ORA-00942: table or view does not exist", PermanentError),
+        (
+            oracledb.OperationalError,
+            "ORA-03113: end-of-file on communication channel",
+            TransientError,
+        ),
+        (oracledb.DatabaseError, "ORA-00060: deadlock detected", TransientError),
+        (
+            oracledb.DatabaseError,
+            "ORA-30006: resource busy; acquire with WAIT timeout expired",
+            TransientError,
+        ),
+        (oracledb.DatabaseError, "ORA-01555: snapshot too old", TransientError),
+        (oracledb.InterfaceError, "DPY-4011: the database closed the connection", TransientError),
+        (oracledb.DatabaseError, "ORA-20999: unknown application error", PermanentError),
+        (oracledb.OperationalError, "ORA-29999: something operational", TransientError),
+    ],
+)
+def test_classify(cls: type[oracledb.Error], message: str, expected: type[Exception]) -> None:
+    result = classify(_error(cls, message))
+    assert type(result) is expected
+    assert message.split(":", maxsplit=1)[0] in str(result)
+
+
+def test_recoverable_flag_means_transient() -> None:
+    exc = _error(oracledb.DatabaseError, "ORA-29998: whatever", recoverable=True)
+    assert isinstance(classify(exc), TransientError)
+
+
+def test_choke_point_chains() -> None:
+    exc = _error(oracledb.IntegrityError, "ORA-00001: unique constraint violated")
+    assert is_unique_violation(exc)
+    with pytest.raises(PermanentError) as caught, oracle_errors():
+        raise exc
+    assert caught.value.__cause__ is exc
+
+
+def test_parse_url() -> None:
+    s = parse_oracle_url("oracle://fs%40x:p%2Fw@db.example:1521/ORCL?max=8")
+    assert (s.user, s.password, s.dsn, s.pool_max) == ("fs@x", "p/w", "db.example:1521/ORCL", 8)
+    for bad in ("postgresql://u:p@h/db", "oracle://h:1521/ORCL", "oracle://u:p@h/X?color=1"):
+        with pytest.raises(ConfigError):
+            parse_oracle_url(bad)
+
+
+def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
+    migrations = read_migrations(str(MIGRATIONS_DIR))
+    assert [m.id for m in migrations] == ["0001.initial"]
+    assert strip_terminator("DROP SEQUENCE S;\n") == "DROP SEQUENCE S"
+    assert strip_terminator("SELECT ';' FROM DUAL") == "SELECT ';' FROM DUAL"
+
+
+@pytest.mark.skipif(bool(os.environ.get(CLIENT_DIR_ENV)), reason="a real client dir is set")
+def test_thick_mode_without_client_libraries_is_a_config_error(tmp_path: object) -> None:
+    with pytest.raises(ConfigError, match=CLIENT_DIR_ENV):
+        init_thick_mode(str(tmp_path))
