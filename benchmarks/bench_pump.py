@@ -1,0 +1,168 @@
+"""End-to-end pump throughput vs the store's raw apply rate (real MariaDB + PostgreSQL).
+
+    PYTHONPATH=. python benchmarks/bench_pump.py [--messages N] [--batch B]
+
+Workload: ``flightstate_core.traffic.flop_backlog(N)`` (SCHD DNLD packages creating the
+flights, then FLOP updates). Measured side by side, each on a fresh store database:
+
+- ``store raw apply``: ``service.process_batch`` straight from memory rows into PgStore
+  (decode + decide + durable commit; no inbox, no backfill);
+- ``pump, MariaDB inbox``: cminmsgs -> committed state -> backfilled, until every row is
+  backfilled (the whole pipeline);
+- ``pump, PG inbox``: the same with the cminmsgs-shaped PostgreSQL table.
+
+Commits are durable (``synchronous_commit = on``, InnoDB flush at commit). The default N
+keeps a run under about a minute; the acceptance figure uses ``--messages 100000``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import psycopg
+import pymysql
+
+import flightstate_pg
+from flightstate_core import service
+from flightstate_core.config import CoreConfig
+from flightstate_core.ports import Inbox
+from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
+from flightstate_core.records import InboxRow
+from flightstate_core.traffic import flop_backlog
+from flightstate_mysql import MySqlInbox, create_cminmsgs, insert_messages, parse_mysql_dsn
+from flightstate_pg import PgStore
+from flightstate_pg.inbox import PgInbox, create_inbox_table
+from flightstate_pg.inbox import insert_messages as pg_insert
+from flightstate_pg.lease import PgLeaderLease
+
+PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
+MYSQL_ADMIN = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
+
+
+def _fresh_pg() -> str:
+    from tests.fixtures.postgres import create_database  # noqa: PLC0415
+
+    dsn = create_database(PG_ADMIN)
+    flightstate_pg.migrate(dsn)
+    return dsn
+
+
+def _drop_pg(dsn: str) -> None:
+    from tests.fixtures.postgres import drop_database  # noqa: PLC0415
+
+    drop_database(PG_ADMIN, dsn)
+
+
+def bench_raw(raws: list[str], batch: int) -> float:
+    """Seconds for service.process_batch over in-memory rows into a fresh PgStore."""
+    pg = _fresh_pg()
+    config = CoreConfig()
+    store = PgStore(pg, config)
+    rows = [InboxRow(i + 1, raw, None) for i, raw in enumerate(raws)]
+    try:
+        started = time.perf_counter()
+        for start in range(0, len(rows), batch):
+            chunk = rows[start : start + batch]
+            service.process_batch(store, chunk, config, now=datetime.now(UTC), epoch=None)
+        return time.perf_counter() - started
+    finally:
+        store.close()
+        _drop_pg(pg)
+
+
+def bench_pump(
+    raws: list[str], batch: int, make_inbox: Callable[[str], tuple[Inbox, Callable[[], None]]]
+) -> tuple[float, int]:
+    """Seconds until every row is committed and backfilled; rows backfilled."""
+    pg = _fresh_pg()
+    config = CoreConfig()
+    store = PgStore(pg, config)
+    inbox, cleanup = make_inbox(pg)
+    try:
+        pump = Pump(
+            processor=ServiceProcessor(store, config),
+            inbox=inbox,
+            lease=PgLeaderLease(pg),
+            backfills=store,
+            read_cursor=store.inbox_cursor,
+            settings=PumpSettings(
+                holder="bench", batch_size=batch, stop_when_idle=True, idle_poll=0.01,
+                retry=Backoff(0.01, 0.5), backfill_batch=max(500, batch),
+            ),
+        )  # fmt: skip
+        started = time.perf_counter()
+        stats = pump.run()
+        elapsed = time.perf_counter() - started
+        assert stats.processed == len(raws), stats
+        return elapsed, stats.backfilled
+    finally:
+        store.close()
+        cleanup()
+        _drop_pg(pg)
+
+
+def mysql_inbox(raws: list[str]) -> Callable[[str], tuple[Inbox, Callable[[], None]]]:
+    """A fresh MariaDB database holding the backlog in cminmsgs."""
+
+    def make(_pg: str) -> tuple[Inbox, Callable[[], None]]:
+        from tests.fixtures.mysql import create_database, drop_database  # noqa: PLC0415
+
+        dsn = create_database(MYSQL_ADMIN)
+        conn: Any = pymysql.connect(autocommit=True, **parse_mysql_dsn(dsn))
+        create_cminmsgs(conn)
+        insert_messages(conn, raws)
+        conn.close()
+        inbox = MySqlInbox(dsn)
+        return inbox, lambda: (inbox.close(), drop_database(MYSQL_ADMIN, dsn))
+
+    return make
+
+
+def pg_inbox(raws: list[str]) -> Callable[[str], tuple[Inbox, Callable[[], None]]]:
+    """The backlog in a cminmsgs-shaped table in the store's own database."""
+
+    def make(pg: str) -> tuple[Inbox, Callable[[], None]]:
+        with psycopg.connect(pg) as conn:
+            create_inbox_table(conn)
+            pg_insert(conn, raws)
+        inbox = PgInbox(pg)
+        return inbox, inbox.close
+
+    return make
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the three measurements and print them side by side."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=3000)
+    parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--skip-pg-inbox", action="store_true")
+    args = parser.parse_args(argv)
+    raws = flop_backlog(args.messages)
+    raw_s = bench_raw(raws, args.batch)
+    my_s, my_done = bench_pump(raws, args.batch, mysql_inbox(raws))
+    results = [("store raw apply (process_batch)", raw_s, len(raws)),
+               ("pump, MariaDB inbox, backfilled", my_s, my_done)]  # fmt: skip
+    if not args.skip_pg_inbox:
+        pg_s, pg_done = bench_pump(raws, args.batch, pg_inbox(raws))
+        results.append(("pump, PG inbox, backfilled", pg_s, pg_done))
+    n = len(raws)
+    print(f"\nflop_backlog({n}), batch {args.batch}, durable commits\n")
+    print(f"{'measurement':34} {'seconds':>9} {'msg/s':>9} {'vs raw':>7}")
+    for name, seconds, done in results:
+        assert done == n, (name, done)
+        print(f"{name:34} {seconds:9.2f} {n / seconds:9.0f} {raw_s / seconds:7.2f}")
+    print("\ntarget: >= 2000 msg/s end to end; pump overhead = 1 - (raw time / pump time)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The inbox contract: one test class every ``Inbox`` adapter subclasses in a few lines.
+
+A subclass provides the ``inbox_harness`` fixture: an ``InboxHarness`` over an empty inbox
+table whose adapter uses ``local_tz = Asia/Shanghai``. The tests check the guarantees the
+pump relies on: strict id order after a cursor, paging, fresh reads (no stale snapshot),
+reads that never modify a row, and an idempotent backfill that never touches the message.
+"""
+
+# ruff: noqa: S101, PLR2004, RUF001 - a pytest contract: assert, literal expectations, CJK text
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Protocol
+
+from flightstate_core.decision import Outcome
+from flightstate_core.ports import Inbox
+from flightstate_core.records import BackfillIntent
+
+__all__ = ["InboxContract", "InboxHarness"]
+
+#: Column keys ``InboxHarness.row`` returns (upper case, without the CMINMSGS_ prefix).
+ROW_KEYS = (
+    "CLOB_MSG",
+    "STATUS",
+    "DATE_PROCESSED",
+    "SUBSYSTEM_NAME",
+    "SUBSYSTEM_SEQUENCE",
+    "SUBSYSTEM_DATE_SENT",
+    "SUBSYSTEM_TYPE",
+    "SUBSYSTEM_SUBTYPE",
+)
+
+_PROCESSED = datetime(2026, 11, 30, 1, 2, 3, 456000, tzinfo=UTC)
+_PROCESSED_LOCAL = datetime(2026, 11, 30, 9, 2, 3)  # Asia/Shanghai, whole seconds
+
+
+class InboxHarness(Protocol):
+    """What a backend's test gives the contract."""
+
+    inbox: Inbox
+
+    def insert(self, raws: Sequence[str]) -> list[int]:
+        """Insert raw messages as new VALID rows, in order; their ids."""
+
+    def row(self, message_id: int) -> Mapping[str, object]:
+        """The row's columns by ``ROW_KEYS`` (naive datetimes as stored)."""
+
+    def count(self) -> int:
+        """How many rows the table holds."""
+
+
+def _intent(message_id: int, status: Outcome = Outcome.SUCCEEDED) -> BackfillIntent:
+    return BackfillIntent(
+        message_id=message_id,
+        status=status,
+        processed_at=_PROCESSED,
+        subsystem_name="AODB",
+        subsystem_type="FLOP",
+        subsystem_subtype="ESTT",
+        subsystem_sequence=345935,
+        subsystem_date_sent=datetime(2018, 11, 5, 22, 31, 26),
+    )
+
+
+class InboxContract:
+    """Tests every inbox adapter passes (subclass and provide ``inbox_harness``)."""
+
+    def test_empty_inbox_reads_nothing(self, inbox_harness: InboxHarness) -> None:
+        assert inbox_harness.inbox.read_after(0, 10) == []
+
+    def test_reads_in_id_order_after_cursor(self, inbox_harness: InboxHarness) -> None:
+        ids = inbox_harness.insert([f"<MSG>{n}</MSG>" for n in range(5)])
+        assert ids == sorted(ids)
+        rows = inbox_harness.inbox.read_after(ids[1], 10)
+        assert [r.message_id for r in rows] == ids[2:]
+        assert [r.raw for r in rows] == ["<MSG>2</MSG>", "<MSG>3</MSG>", "<MSG>4</MSG>"]
+
+    def test_pages_cover_every_row_once(self, inbox_harness: InboxHarness) -> None:
+        ids = inbox_harness.insert([f"<MSG>{n}</MSG>" for n in range(7)])
+        seen: list[int] = []
+        cursor = 0
+        while page := inbox_harness.inbox.read_after(cursor, 3):
+            assert len(page) <= 3
+            seen.extend(r.message_id for r in page)
+            cursor = page[-1].message_id
+        assert seen == ids
+
+    def test_rows_inserted_later_are_seen(self, inbox_harness: InboxHarness) -> None:
+        first = inbox_harness.insert(["<MSG>a</MSG>"])
+        assert [r.message_id for r in inbox_harness.inbox.read_after(0, 10)] == first
+        second = inbox_harness.insert(["<MSG>b</MSG>"])
+        assert [r.message_id for r in inbox_harness.inbox.read_after(first[0], 10)] == second
+
+    def test_read_never_modifies_a_row(self, inbox_harness: InboxHarness) -> None:
+        (mid,) = inbox_harness.insert(["<MSG>x</MSG>"])
+        inbox_harness.inbox.read_after(0, 10)
+        row = inbox_harness.row(mid)
+        assert row["STATUS"] == "VALID"
+        assert row["DATE_PROCESSED"] is None
+        assert row["SUBSYSTEM_TYPE"] is None
+
+    def test_text_round_trips_exactly(self, inbox_harness: InboxHarness) -> None:
+        raw = "<MSG><REMC> 备注：延误 \U0001f6eb </REMC>\r\n<X/></MSG>"
+        (mid,) = inbox_harness.insert([raw])
+        (row,) = inbox_harness.inbox.read_after(mid - 1, 1)
+        assert row.raw == raw
+        assert row.received_at is not None
+        assert row.received_at.tzinfo is not None
+
+    def test_backfill_writes_outcome_and_subsystem(self, inbox_harness: InboxHarness) -> None:
+        ids = inbox_harness.insert(["<MSG>1</MSG>", "<MSG>2</MSG>"])
+        inbox_harness.inbox.backfill([_intent(ids[0]), _intent(ids[1], Outcome.DEAD)])
+        first, second = inbox_harness.row(ids[0]), inbox_harness.row(ids[1])
+        assert first["STATUS"] == "SUCCEEDED"
+        assert second["STATUS"] == "DEAD"
+        assert first["DATE_PROCESSED"] == _PROCESSED_LOCAL
+        assert first["SUBSYSTEM_NAME"] == "AODB"
+        assert first["SUBSYSTEM_TYPE"] == "FLOP"
+        assert first["SUBSYSTEM_SUBTYPE"] == "ESTT"
+        assert first["SUBSYSTEM_SEQUENCE"] == 345935
+        assert first["SUBSYSTEM_DATE_SENT"] == datetime(2018, 11, 5, 22, 31, 26)
+        assert first["CLOB_MSG"] == "<MSG>1</MSG>"
+
+    def test_backfill_is_idempotent(self, inbox_harness: InboxHarness) -> None:
+        (mid,) = inbox_harness.insert(["<MSG>1</MSG>"])
+        inbox_harness.inbox.backfill([_intent(mid)])
+        once = dict(inbox_harness.row(mid))
+        inbox_harness.inbox.backfill([_intent(mid)])
+        assert dict(inbox_harness.row(mid)) == once
+        assert inbox_harness.count() == 1
+
+    def test_backfill_touches_only_its_rows(self, inbox_harness: InboxHarness) -> None:
+        ids = inbox_harness.insert(["<MSG>1</MSG>", "<MSG>2</MSG>"])
+        inbox_harness.inbox.backfill([_intent(ids[1], Outcome.IGNORED)])
+        assert inbox_harness.row(ids[0])["STATUS"] == "VALID"
+        assert inbox_harness.row(ids[1])["STATUS"] == "IGNORED"
+        assert [r.raw for r in inbox_harness.inbox.read_after(0, 10)] == [
+            "<MSG>1</MSG>",
+            "<MSG>2</MSG>",
+        ]
+
+    def test_backfill_without_subsystem_values(self, inbox_harness: InboxHarness) -> None:
+        (mid,) = inbox_harness.insert(["not xml"])
+        intent = BackfillIntent(message_id=mid, status=Outcome.DEAD, processed_at=_PROCESSED)
+        inbox_harness.inbox.backfill([intent])
+        row = inbox_harness.row(mid)
+        assert row["STATUS"] == "DEAD"
+        assert row["SUBSYSTEM_TYPE"] is None
+        assert row["SUBSYSTEM_SEQUENCE"] is None
+
+    def test_backfill_cuts_values_to_column_size(self, inbox_harness: InboxHarness) -> None:
+        (mid,) = inbox_harness.insert(["<MSG/>"])
+        intent = BackfillIntent(
+            message_id=mid,
+            status=Outcome.DEAD,
+            processed_at=_PROCESSED,
+            subsystem_name="TOOLONG",
+            subsystem_type="SCHDX",
+        )
+        inbox_harness.inbox.backfill([intent])
+        row = inbox_harness.row(mid)
+        assert (row["SUBSYSTEM_NAME"], row["SUBSYSTEM_TYPE"]) == ("TOOL", "SCHD")
+
+    def test_backfill_of_nothing_is_a_no_op(self, inbox_harness: InboxHarness) -> None:
+        inbox_harness.inbox.backfill([])
+        assert inbox_harness.count() == 0

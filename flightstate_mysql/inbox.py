@@ -1,0 +1,147 @@
+"""The shared MySQL/MariaDB inbox ``cminmsgs`` as the core's ``Inbox`` port.
+
+Quirks (MariaDB/MySQL):
+- Reads run in autocommit so every poll sees rows committed since the last one (a REPEATABLE
+  READ snapshot held open would hide new arrivals).
+- ``datetime`` columns carry no zone: the AODB writes airport-local time, so aware datetimes
+  are converted to ``local_tz`` and naive values read back are taken as ``local_tz``.
+- SUBSYSTEM_NAME/TYPE/SUBTYPE are varchar(4) and SEQUENCE a mediumint: values that do not fit
+  are cut/NULLed rather than failing the backfill forever under strict mode.
+- Any failed call drops the connection; the next call reconnects (the pump retries).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pymysql
+
+from flightstate_core.records import BackfillIntent, InboxRow
+from flightstate_mysql._errors import mysql_errors
+from flightstate_mysql.dsn import parse_mysql_dsn
+
+__all__ = ["MySqlInbox"]
+
+_SELECT = (
+    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
+    " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
+)
+_BACKFILL = (
+    "UPDATE `{table}` SET CMINMSGS_DATE_PROCESSED = %s, CMINMSGS_STATUS = %s,"
+    " CMINMSGS_SUBSYSTEM_NAME = %s, CMINMSGS_SUBSYSTEM_SEQUENCE = %s,"
+    " CMINMSGS_SUBSYSTEM_DATE_SENT = %s, CMINMSGS_SUBSYSTEM_TYPE = %s,"
+    " CMINMSGS_SUBSYSTEM_SUBTYPE = %s WHERE CMINMSGS_ID = %s"
+)
+_MEDIUMINT_MAX = 8_388_607
+_MEDIUMINT_MIN = -8_388_608
+
+
+class MySqlInbox:
+    """``Inbox`` over ``cminmsgs`` (FIFO by CMINMSGS_ID; backfill after our commit)."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        table: str = "cminmsgs",
+        local_tz: ZoneInfo | str = "Asia/Shanghai",
+        connect_timeout: int = 5,
+        read_timeout: int = 60,
+    ) -> None:
+        if not table.replace("_", "").isalnum():
+            raise ValueError(f"not a plain table name: {table!r}")
+        self._kwargs: dict[str, Any] = parse_mysql_dsn(dsn)
+        self._kwargs.setdefault("connect_timeout", connect_timeout)
+        self._kwargs.setdefault("read_timeout", read_timeout)
+        self._kwargs.setdefault("write_timeout", read_timeout)
+        self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
+        self._select = _SELECT.format(table=table)
+        self._backfill = _BACKFILL.format(table=table)
+        self._conn: pymysql.connections.Connection[Any] | None = None
+
+    def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
+        """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
+        with mysql_errors("read cminmsgs"):
+            try:
+                conn = self._connection()
+                with conn.cursor() as cur:
+                    cur.execute(self._select, (cursor, limit))
+                    rows = cur.fetchall()
+            except BaseException:
+                self._drop()
+                raise
+        return [InboxRow(int(r[0]), _text(r[1]), self._aware(r[2])) for r in rows]
+
+    def backfill(self, intents: Sequence[BackfillIntent]) -> None:
+        """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns in one transaction; idempotent."""
+        if not intents:
+            return
+        params = [self._params(intent) for intent in intents]
+        with mysql_errors("backfill cminmsgs"):
+            try:
+                conn = self._connection()
+                conn.begin()
+                with conn.cursor() as cur:
+                    cur.executemany(self._backfill, params)
+                conn.commit()
+            except BaseException:
+                self._drop()
+                raise
+
+    def close(self) -> None:
+        """Close the connection (a later call reconnects)."""
+        self._drop()
+
+    # ------------------------------------------------------------------ internals
+
+    def _connection(self) -> pymysql.connections.Connection[Any]:
+        if self._conn is None:
+            self._conn = pymysql.connect(autocommit=True, **self._kwargs)
+        return self._conn
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # already broken; closing is best effort
+                conn.close()
+
+    def _aware(self, value: object) -> datetime | None:
+        if not isinstance(value, datetime):
+            return None
+        return value.replace(tzinfo=self._tz) if value.tzinfo is None else value
+
+    def _naive(self, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is not None:
+            value = value.astimezone(self._tz).replace(tzinfo=None)
+        return value.replace(microsecond=0)
+
+    def _params(self, intent: BackfillIntent) -> tuple[object, ...]:
+        seq = intent.subsystem_sequence
+        if seq is not None and not _MEDIUMINT_MIN <= seq <= _MEDIUMINT_MAX:
+            seq = None
+        return (
+            self._naive(intent.processed_at),
+            intent.status.value,
+            _cut(intent.subsystem_name),
+            seq,
+            self._naive(intent.subsystem_date_sent),
+            _cut(intent.subsystem_type),
+            _cut(intent.subsystem_subtype),
+            intent.message_id,
+        )
+
+
+def _cut(value: str | None, size: int = 4) -> str | None:
+    return None if value is None else value[:size]
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    return str(value)

@@ -1,0 +1,91 @@
+"""Leader election on the PIPELINE_LOCK row (``LOCK_NAME = 'pipeline'``), DB clock only.
+
+Why one row for both: the lease (HOLDER, LEASE_EXPIRES_AT) decides who pumps; EPOCH is the
+fencing token. Taking the lease over from another holder (or from nobody, or after a
+release) bumps EPOCH; renewing our own lease keeps it. Every state transaction takes the same
+row ``FOR UPDATE`` in ``lock_pipeline(epoch)`` and refuses to write if the row's EPOCH is
+newer, so a leader that was paused past its lease and replaced can never commit again.
+
+Times come from the database (``clock_timestamp()``), never from the pump hosts, so clock
+skew between hosts cannot make two leaders. The row is created here if the migration has
+not seeded it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from flightstate_pg._errors import translated
+
+__all__ = ["PgLeaderLease"]
+
+_ACQUIRE = """
+INSERT INTO PIPELINE_LOCK AS l (LOCK_NAME, EPOCH, HOLDER, LEASE_EXPIRES_AT, UPDATED_AT)
+VALUES (%(name)s, 1, %(holder)s,
+        clock_timestamp() + make_interval(secs => %(ttl)s), clock_timestamp())
+ON CONFLICT (LOCK_NAME) DO UPDATE SET
+  EPOCH = CASE WHEN l.HOLDER = EXCLUDED.HOLDER THEN l.EPOCH ELSE l.EPOCH + 1 END,
+  HOLDER = EXCLUDED.HOLDER,
+  LEASE_EXPIRES_AT = EXCLUDED.LEASE_EXPIRES_AT,
+  UPDATED_AT = EXCLUDED.UPDATED_AT
+WHERE l.HOLDER = EXCLUDED.HOLDER OR l.HOLDER IS NULL
+   OR l.LEASE_EXPIRES_AT IS NULL OR l.LEASE_EXPIRES_AT <= clock_timestamp()
+RETURNING l.EPOCH
+"""
+
+_RELEASE = """
+UPDATE PIPELINE_LOCK SET HOLDER = NULL, LEASE_EXPIRES_AT = clock_timestamp(),
+       UPDATED_AT = clock_timestamp()
+WHERE LOCK_NAME = %(name)s AND HOLDER = %(holder)s
+"""
+
+_STATUS = "SELECT EPOCH, HOLDER, LEASE_EXPIRES_AT > clock_timestamp() FROM PIPELINE_LOCK"
+
+
+class PgLeaderLease:
+    """``LeaderLease`` on PostgreSQL's PIPELINE_LOCK row (own autocommit connection)."""
+
+    def __init__(self, dsn: str, *, lock_name: str = "pipeline", connect_timeout: int = 5):
+        self._dsn = dsn
+        self._name = lock_name
+        self._timeout = connect_timeout
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
+        """Take or renew the lease for *ttl_seconds*; the epoch if we lead, else None."""
+        params = {"name": self._name, "holder": holder, "ttl": float(ttl_seconds)}
+        row = self._run(_ACQUIRE, params)
+        return None if row is None else int(row[0])
+
+    def release(self, holder: str) -> None:
+        """Give the lease up if *holder* has it (the next leader bumps the epoch)."""
+        self._run(_RELEASE, {"name": self._name, "holder": holder})
+
+    def status(self) -> tuple[int, str | None, bool] | None:
+        """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row."""
+        row = self._run(_STATUS + " WHERE LOCK_NAME = %(name)s", {"name": self._name})
+        return None if row is None else (int(row[0]), row[1], bool(row[2]))
+
+    def close(self) -> None:
+        """Close the connection (a later call reconnects)."""
+        self._drop()
+
+    def _run(self, query: str, params: dict[str, object]) -> Any:
+        with translated():
+            try:
+                if self._conn is None or self._conn.closed:
+                    self._conn = psycopg.connect(
+                        self._dsn, autocommit=True, connect_timeout=self._timeout
+                    )
+                cur = self._conn.execute(query, params)
+                return cur.fetchone() if cur.description else None
+            except BaseException:
+                self._drop()
+                raise
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()

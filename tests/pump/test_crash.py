@@ -1,0 +1,211 @@
+"""Crash safety, failover and connection faults with real pump processes on real MariaDB
+(the inbox) and PostgreSQL (the store). Marked slow: a generated day is >= 5,000 messages.
+
+Reference: the same traffic pumped once, uninterrupted, into a second store database.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+import flightstate_pg
+from flightstate_core.traffic import generate_day
+from tests.fixtures import postgres
+from tests.fixtures.util import unique_name
+from tests.pump.harness import (
+    fill_mysql_inbox,
+    finish,
+    inbox_rows,
+    run_pump_inline,
+    start_pump,
+    store_snapshot,
+)
+
+pytestmark = [pytest.mark.mysql, pytest.mark.pg, pytest.mark.slow]
+
+DAY_MESSAGES = 5000
+
+
+@pytest.fixture(scope="module")
+def day() -> list[str]:
+    return generate_day(11, flights=300, messages=DAY_MESSAGES)
+
+
+@pytest.fixture(scope="module")
+def reference(day: list[str], mysql_dsn: str, pg_server_dsn: str) -> Iterator[dict[str, object]]:
+    """Store snapshot of one uninterrupted run over the day."""
+    pg = postgres.create_database(pg_server_dsn)
+    try:
+        flightstate_pg.migrate(pg)
+        table = unique_name("ref")
+        fill_mysql_inbox(mysql_dsn, table, day)
+        run_pump_inline(pg, mysql_dsn, table, batch=100)
+        yield store_snapshot(pg)
+    finally:
+        postgres.drop_database(pg_server_dsn, pg)
+
+
+def assert_complete(pg: str, mysql_dsn: str, table: str, reference: dict[str, object]) -> None:
+    """Same decisions as the reference; every message once; every inbox row backfilled."""
+    snap = store_snapshot(pg)
+    assert snap["procs"] == reference["procs"]
+    assert snap["flights"] == reference["flights"]
+    assert snap["states"] == reference["states"]
+    assert snap["events"] == reference["events"]
+    with psycopg.connect(pg) as conn:
+        twice = conn.execute(
+            "SELECT FLID, STATE_VERSION FROM MSG_EVENT WHERE TOPIC = 'schd'"
+            " GROUP BY FLID, STATE_VERSION HAVING COUNT(DISTINCT COALESCE(PAYLOAD, '')) > 1"
+            " OR COUNT(*) > 1"
+        ).fetchall()
+    assert twice == []
+    rows = inbox_rows(mysql_dsn, table)
+    assert len(rows) == DAY_MESSAGES
+    statuses = {mid: status for mid, status, *_ in snap["procs"]}  # type: ignore[attr-defined]
+    assert [r[1] for r in rows] == [statuses[r[0]] for r in rows]
+    assert all(r[2] is not None for r in rows)
+
+
+def test_sigkill_at_random_points_loses_and_repeats_nothing(
+    day: list[str], reference: dict[str, object], mysql_dsn: str, migrated_pg: str
+) -> None:
+    table = unique_name("crash")
+    fill_mysql_inbox(mysql_dsn, table, day)
+    rng = random.Random(20261130)
+    kills = 0
+    while kills < 24:
+        holder = "steady" if rng.random() < 0.6 else None  # None: a new holder takes over
+        if rng.random() < 0.5:  # exactly between a commit and its backfill
+            env = {"FS_PUMP_KILL_AFTER_COMMIT": str(rng.randint(1, 6))}
+            proc = start_pump(
+                migrated_pg, mysql_dsn, table, holder=holder, batch=25, ttl=1, env=env
+            )
+            proc.communicate(timeout=300)
+        else:  # anywhere: start-up, mid-transaction, mid-backfill
+            proc = start_pump(migrated_pg, mysql_dsn, table, holder=holder, batch=25, ttl=1)
+            time.sleep(rng.uniform(0.3, 2.5))
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate(timeout=60)
+        kills += proc.returncode == -signal.SIGKILL
+    last = finish(start_pump(migrated_pg, mysql_dsn, table, batch=100, ttl=1))
+    assert last["cursor"] == DAY_MESSAGES
+    assert_complete(migrated_pg, mysql_dsn, table, reference)
+
+
+def test_two_pumps_one_applies_then_the_other_takes_over(
+    day: list[str], reference: dict[str, object], mysql_dsn: str, migrated_pg: str, tmp_path
+) -> None:
+    table = unique_name("pair")
+    fill_mysql_inbox(mysql_dsn, table, day)
+    started = tmp_path / "leader"
+    env = {"FS_PUMP_STARTED_FILE": str(started), "FS_PUMP_PAUSE_AFTER_COMMIT": "0.05"}
+    first = start_pump(migrated_pg, mysql_dsn, table, holder="one", batch=25, ttl=1, env=env)
+    second = start_pump(migrated_pg, mysql_dsn, table, holder="two", batch=25, ttl=1, env=env)
+    while not started.exists():
+        time.sleep(0.05)
+    time.sleep(1.5)
+    holder = _lease_holder(migrated_pg)
+    leader, standby = (first, second) if holder == "one" else (second, first)
+    assert holder in ("one", "two")
+    with psycopg.connect(migrated_pg) as conn:
+        before = conn.execute("SELECT COUNT(*) FROM PROC_STATE").fetchone()
+    assert before is not None
+    assert 0 < before[0] < DAY_MESSAGES
+    leader.send_signal(signal.SIGKILL)
+    leader.communicate(timeout=60)
+    # the standby only exits (until idle) once it led and drained the inbox
+    stats = finish(standby, timeout=600)
+    assert stats["holder"] != holder
+    assert stats["leadership_changes"] == 1
+    assert stats["cursor"] == DAY_MESSAGES
+    assert_complete(migrated_pg, mysql_dsn, table, reference)
+
+
+def _lease_holder(pg: str) -> str | None:
+    with psycopg.connect(pg) as conn:
+        row = conn.execute(
+            "SELECT HOLDER FROM PIPELINE_LOCK WHERE LOCK_NAME = 'pipeline'"
+        ).fetchone()
+    return None if row is None else row[0]
+
+
+def test_pg_backend_terminated_and_mariadb_restarted_mid_run(
+    day: list[str], reference: dict[str, object], mysql_dsn: str, migrated_pg: str
+) -> None:
+    table = unique_name("faults")
+    fill_mysql_inbox(mysql_dsn, table, day)
+    env = {"FS_PUMP_PAUSE_AFTER_COMMIT": "0.02"}
+    proc = start_pump(migrated_pg, mysql_dsn, table, batch=25, ttl=2, env=env)
+    try:
+        _wait_for_progress(migrated_pg, 200)
+        for _ in range(3):
+            _terminate_store_backends(migrated_pg)
+            time.sleep(0.7)
+        _wait_for_progress(migrated_pg, 1200)
+        _restart_mariadb()
+        stats = finish(proc, timeout=600)
+    finally:
+        _ensure_mariadb_running()
+        if proc.poll() is None:
+            proc.kill()
+    assert stats["cursor"] == DAY_MESSAGES
+    assert stats["transient_errors"] >= 1
+    assert_complete(migrated_pg, mysql_dsn, table, reference)
+
+
+def _wait_for_progress(pg: str, count: int) -> None:
+    with psycopg.connect(pg, autocommit=True) as conn:
+        while True:
+            row = conn.execute("SELECT COUNT(*) FROM PROC_STATE").fetchone()
+            if row is not None and row[0] >= count:
+                return
+            time.sleep(0.1)
+
+
+def _terminate_store_backends(pg: str) -> None:
+    with psycopg.connect(pg, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
+def _mariadb_answers() -> bool:
+    return (
+        subprocess.run(
+            ["mariadb-admin", "-uroot", "ping"],  # noqa: S607 - the local admin tool
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 0
+    )
+
+
+def _restart_mariadb() -> None:
+    subprocess.run(["mariadb-admin", "-uroot", "shutdown"], check=True, timeout=60)  # noqa: S607
+    while _mariadb_answers():
+        time.sleep(0.2)
+    time.sleep(2.0)  # the pump keeps retrying against a dead server for a while
+    _ensure_mariadb_running()
+
+
+def _ensure_mariadb_running() -> None:
+    if _mariadb_answers():
+        return
+    subprocess.run(
+        ["start-stop-daemon", "--start", "--oknodo", "--background",  # noqa: S607
+         "--exec", "/usr/sbin/mariadbd"],
+        check=True, timeout=60,
+    )  # fmt: skip
+    for _ in range(300):
+        if _mariadb_answers():
+            return
+        time.sleep(0.2)
+    raise AssertionError("MariaDB did not come back")
