@@ -1,0 +1,91 @@
+"""Connections for the store: a tiny thread-safe pool, or any pool with ``connection()``.
+
+Every connection the store uses runs in autocommit mode (the store sends BEGIN/COMMIT
+itself, so it controls isolation per transaction), with ``synchronous_commit = on`` (a
+commit is durable when it returns) and ``TimeZone = UTC`` (timestamps read back as UTC).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol
+
+import psycopg
+from psycopg import pq
+
+__all__ = ["ConnectionSource", "SimplePool", "prepare"]
+
+Conn = psycopg.Connection[Any]
+
+_prepared: weakref.WeakSet[Conn] = weakref.WeakSet()
+_prepared_lock = threading.Lock()
+
+
+class ConnectionSource(Protocol):
+    """Anything that lends a connection (``psycopg_pool.ConnectionPool`` qualifies)."""
+
+    def connection(self) -> AbstractContextManager[Conn]:
+        """Lend one connection for the duration of the block."""
+
+
+def prepare(conn: Conn) -> Conn:
+    """Apply the store's session settings once per connection."""
+    with _prepared_lock:
+        if conn in _prepared:
+            return conn
+    if not conn.autocommit:
+        if conn.info.transaction_status != pq.TransactionStatus.IDLE:
+            conn.rollback()
+        conn.autocommit = True
+    conn.execute("SET synchronous_commit = on")
+    conn.execute("SET TimeZone = 'UTC'")
+    with _prepared_lock:
+        _prepared.add(conn)
+    return conn
+
+
+class SimplePool:
+    """Connections opened on demand and kept idle for reuse; broken ones are dropped."""
+
+    def __init__(self, conninfo: str, max_idle: int = 4) -> None:
+        self._conninfo = conninfo
+        self._max_idle = max_idle
+        self._idle: list[Conn] = []
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def connection(self) -> Iterator[Conn]:
+        """Lend a prepared connection; it returns to the pool only if healthy and idle."""
+        conn = self._take()
+        try:
+            yield conn
+        finally:
+            self._give_back(conn)
+
+    def _take(self) -> Conn:
+        with self._lock:
+            while self._idle:
+                conn = self._idle.pop()
+                if not (conn.closed or conn.broken):
+                    return conn
+        return prepare(psycopg.connect(self._conninfo, autocommit=True))
+
+    def _give_back(self, conn: Conn) -> None:
+        healthy = not (conn.closed or conn.broken) and (
+            conn.info.transaction_status == pq.TransactionStatus.IDLE
+        )
+        with self._lock:
+            if healthy and len(self._idle) < self._max_idle:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        """Close every idle connection."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()

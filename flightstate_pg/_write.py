@@ -1,0 +1,204 @@
+"""The writes of one ``save``: pipelined (one round trip) for a message, COPY for a package.
+
+Order (each a step the fault hook sees, so tests can fail the save between any two):
+``flights`` (main-row upserts), ``details:<TABLE>`` for each detail table (delete-then-
+insert per FLID, only for flights whose collections in that table changed), ``events``
+(MSG_EVENT), ``proc`` (PROC_STATE with the backfill intent), ``cursor`` (INBOX_CURSOR),
+``snap_log`` (SCHD_SNAP_LOG). Multi-row steps use ``executemany`` (no per-item statement),
+or COPY for a package.
+PROC_STATE is a plain INSERT: saving a message id twice is refused by its primary key, so a
+replay can never add a version or an event (review F7).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
+from typing import Any, Final
+
+import psycopg
+
+from flightstate_core.errors import PermanentError
+from flightstate_core.records import ProcessedMessage
+from flightstate_core.state import FlightState
+from flightstate_pg._codec import TypedValues, detail_rows, main_row, validate
+from flightstate_pg._schema import DETAILS, MAIN, PROC_COLUMNS, DetailSql
+
+__all__ = ["BULK_FLIGHTS", "WRITE_STEPS", "FaultHook", "write_processed"]
+
+Conn = psycopg.Connection[Any]
+Cursor = psycopg.Cursor[Any]
+#: Called between write steps with the step name and the connection (tests inject faults).
+FaultHook = Callable[[str, Conn], None]
+
+WRITE_STEPS: Final = (
+    "flights",
+    *(f"details:{detail.table.name}" for detail in DETAILS),
+    "events",
+    "proc",
+    "cursor",
+    "snap_log",
+)
+
+_EVENT_INSERT: Final = (
+    "INSERT INTO MSG_EVENT (TOPIC, EVENT_KEY, PAYLOAD, FLID, STATE_VERSION, KIND, MESSAGE_ID) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+)
+_EVENT_COPY: Final = (
+    "COPY MSG_EVENT (TOPIC, EVENT_KEY, PAYLOAD, FLID, STATE_VERSION, KIND, MESSAGE_ID) FROM STDIN"
+)
+#: A message with at least this many flights is written with COPY instead of a pipeline.
+BULK_FLIGHTS: Final = 16
+_PROC_INSERT: Final = (
+    f"INSERT INTO PROC_STATE ({', '.join(PROC_COLUMNS)}) "  # noqa: S608 - layout identifiers
+    f"VALUES ({', '.join(['%s'] * len(PROC_COLUMNS))})"
+)
+_CURSOR_UPSERT: Final = (
+    "INSERT INTO INBOX_CURSOR (INBOX_NAME, LAST_MESSAGE_ID, UPDATED_AT) VALUES (%s, %s, now()) "
+    "ON CONFLICT (INBOX_NAME) DO UPDATE SET LAST_MESSAGE_ID = "
+    "GREATEST(INBOX_CURSOR.LAST_MESSAGE_ID, EXCLUDED.LAST_MESSAGE_ID), UPDATED_AT = now()"
+)
+_SNAP_INSERT: Final = (
+    "INSERT INTO SCHD_SNAP_LOG (MESSAGE_ID, STYP, RECORD_COUNT, FLIDS, OPERATION_DAYS) "
+    "VALUES (%s, %s, %s, %s, %s)"
+)
+_UNKNOWN: Final = object()
+
+
+def _many(cursor: Cursor, query: str, rows: Sequence[Sequence[Any]]) -> None:
+    if len(rows) == 1:
+        cursor.execute(query, rows[0])
+    elif rows:
+        cursor.executemany(query, rows)
+
+
+def _table_changes(
+    detail: DetailSql,
+    states: Sequence[FlightState],
+    known: Mapping[str, FlightState | None],
+    typed: TypedValues,
+) -> tuple[list[str], list[list[Any]]]:
+    """FLIDs whose rows must be deleted, and the rows to insert, for one detail table."""
+    codes = detail.table.collections
+    deletes: list[str] = []
+    rows: list[list[Any]] = []
+    for state in states:
+        before: object = known.get(state.flid, _UNKNOWN)
+        new = [state.collections.get(code) for code in codes]
+        if isinstance(before, FlightState):
+            old = [before.collections.get(code) for code in codes]
+            if old == new:
+                continue
+            if any(old):
+                deletes.append(state.flid)
+        elif before is _UNKNOWN:
+            deletes.append(state.flid)  # not loaded in this transaction: rewrite to be safe
+        rows += detail_rows(state, detail.table, typed)
+    return deletes, rows
+
+
+def _proc_row(processed: ProcessedMessage) -> list[Any]:
+    proc, intent = processed.proc, processed.backfill
+    if intent is not None and (
+        intent.message_id != proc.message_id or intent.status is not proc.status
+    ):
+        raise PermanentError(f"message {proc.message_id}: backfill intent disagrees with PROC")
+    subsystem: list[Any] = [None] * 5
+    if intent is not None:
+        subsystem = [
+            intent.subsystem_name, intent.subsystem_type, intent.subsystem_subtype,
+            intent.subsystem_sequence, intent.subsystem_date_sent,
+        ]  # fmt: skip
+    return [
+        proc.message_id, proc.identity_key, proc.payload_digest, proc.type, proc.styp,
+        proc.status.value, proc.reason, proc.attempts, proc.received_at, proc.processed_at,
+        proc.dttm, proc.backfill_status, proc.backfill_at, proc.backfill_attempts, *subsystem,
+    ]  # fmt: skip
+
+
+def _event_rows(processed: ProcessedMessage) -> list[list[Any]]:
+    message_id = processed.proc.message_id
+    return [
+        [
+            event.topic, event.key,
+            None if event.payload is None else event.payload.decode("utf-8"),
+            event.flid, event.state_version, event.kind.value, message_id,
+        ]
+        for event in processed.events
+    ]
+
+
+def _rows_out(cursor: Cursor, insert: str, copy: str, rows: Sequence[Sequence[Any]],
+              bulk: bool) -> None:  # fmt: skip
+    if bulk and len(rows) > 1:
+        with cursor.copy(copy) as out:
+            for row in rows:
+                out.write_row(row)
+    else:
+        _many(cursor, insert, rows)
+
+
+def _write_main(cursor: Cursor, rows: list[list[Any]], bulk: bool) -> None:
+    if bulk and len(rows) > 1:
+        cursor.execute(MAIN.stage_create)
+        cursor.execute("DELETE FROM FS_MAIN_STAGE")
+        _rows_out(cursor, "", MAIN.stage_copy, rows, bulk)
+        cursor.execute(MAIN.stage_upsert)
+    else:
+        _many(cursor, MAIN.upsert, rows)
+
+
+def write_processed(
+    conn: Conn,
+    processed: ProcessedMessage,
+    *,
+    known: Mapping[str, FlightState | None],
+    typed: TypedValues,
+    hook: FaultHook | None,
+    inbox_name: str,
+) -> None:
+    """Write everything of one processed message (the caller owns the transaction).
+
+    Small messages go out in one pipeline (one round trip); a package of at least
+    ``BULK_FLIGHTS`` flights uses COPY (main rows through a temp stage table and an
+    INSERT ... ON CONFLICT), which pipeline mode cannot carry.
+    """
+    states = list(processed.states.values())
+    for state in states:
+        validate(state)
+    try:
+        events = _event_rows(processed)
+    except UnicodeDecodeError as exc:
+        raise PermanentError(f"message {processed.proc.message_id}: payload not UTF-8") from exc
+    proc = _proc_row(processed)
+    step: FaultHook = hook if hook is not None else (lambda _step, _conn: None)
+    bulk = len(states) >= BULK_FLIGHTS
+    with nullcontext() if bulk else conn.pipeline():
+        cursor = conn.cursor()
+        _write_main(cursor, [main_row(state, typed) for state in states], bulk)
+        step("flights", conn)
+        for detail in DETAILS:
+            deletes, rows = _table_changes(detail, states, known, typed)
+            if deletes:
+                cursor.execute(detail.delete, (deletes,))
+            _rows_out(cursor, detail.insert, detail.copy, rows, bulk)
+            step(f"details:{detail.table.name}", conn)
+        _rows_out(cursor, _EVENT_INSERT, _EVENT_COPY, events, bulk)
+        step("events", conn)
+        cursor.execute(_PROC_INSERT, proc)
+        step("proc", conn)
+        if processed.cursor is not None:
+            cursor.execute(_CURSOR_UPSERT, (inbox_name, processed.cursor))
+        step("cursor", conn)
+        _write_snap_log(cursor, processed)
+        step("snap_log", conn)
+
+
+def _write_snap_log(cursor: Cursor, processed: ProcessedMessage) -> None:
+    snap = processed.snap_log
+    if snap is None:
+        return
+    flids = json.dumps(list(snap.flids), ensure_ascii=False)
+    days = json.dumps([day.isoformat() for day in snap.operation_days])
+    cursor.execute(_SNAP_INSERT, (snap.message_id, snap.styp, snap.record_count, flids, days))

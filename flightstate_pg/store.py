@@ -1,0 +1,179 @@
+"""``PgStore``: the PostgreSQL authoritative store.
+
+Implements ``StateStore`` (writer transactions), ``FlightReader`` (consistent reads) and
+``BackfillQueue`` (durable backfill intents in PROC_STATE). Quirks of this backend: empty
+text and NULL are distinct and both kept; timestamps come back in UTC; commits are durable
+(``synchronous_commit = on``) when ``transaction()`` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import datetime
+from typing import Any, Final
+from zoneinfo import ZoneInfo
+
+import psycopg
+
+from flightstate_core.config import CoreConfig
+from flightstate_core.decision import Outcome
+from flightstate_core.records import BackfillIntent
+from flightstate_core.state import FlightState
+from flightstate_pg._codec import TypedValues
+from flightstate_pg._errors import translated
+from flightstate_pg._load import BY_FLIDS, assemble, fetch_details, fetch_states
+from flightstate_pg._pool import ConnectionSource, SimplePool, prepare
+from flightstate_pg._schema import MAIN
+from flightstate_pg._write import WRITE_STEPS, FaultHook
+from flightstate_pg.transaction import PgTransaction
+
+__all__ = ["WRITE_STEPS", "PgStore"]
+
+Conn = psycopg.Connection[Any]
+
+_READ_TX: Final = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+_PENDING: Final = (
+    "SELECT MESSAGE_ID, STATUS, PROCESSED_AT, SUBSYSTEM_NAME, SUBSYSTEM_TYPE, "
+    "SUBSYSTEM_SUBTYPE, SUBSYSTEM_SEQUENCE, SUBSYSTEM_DATE_SENT FROM PROC_STATE "
+    "WHERE BACKFILL_STATUS = 'PENDING' ORDER BY MESSAGE_ID LIMIT %s"
+)
+_MARK_DONE: Final = (
+    "UPDATE PROC_STATE SET BACKFILL_STATUS = 'DONE', BACKFILL_AT = %s, BACKFILL_ERROR = NULL "
+    "WHERE MESSAGE_ID = ANY(%s)"
+)
+_MARK_FAILED: Final = (
+    "UPDATE PROC_STATE SET BACKFILL_ATTEMPTS = BACKFILL_ATTEMPTS + 1, BACKFILL_ERROR = %s "
+    "WHERE MESSAGE_ID = ANY(%s) AND BACKFILL_STATUS = 'PENDING'"
+)
+_CURSOR: Final = "SELECT LAST_MESSAGE_ID FROM INBOX_CURSOR WHERE INBOX_NAME = %s"
+
+
+class PgStore:
+    """The store on a DSN (own small pool) or on a pool that lends connections.
+
+    ``config`` gives the airport zone and century pivot for the typed twin columns.
+    ``fault_hook`` (tests only) is called between the write steps of ``save``
+    (``WRITE_STEPS``) with the step name and the connection.
+    """
+
+    def __init__(
+        self,
+        source: str | ConnectionSource,
+        config: CoreConfig | None = None,
+        *,
+        lock_name: str = "pipeline",
+        inbox_name: str = "cminmsgs",
+        fault_hook: FaultHook | None = None,
+    ) -> None:
+        self._owned = isinstance(source, str)
+        self._source: ConnectionSource = SimplePool(source) if isinstance(source, str) else source
+        config = config or CoreConfig()
+        zone: ZoneInfo = config.airport_tz
+        self._typed = TypedValues(zone, config.century_pivot)
+        self._lock_name = lock_name
+        self._inbox_name = inbox_name
+        self.fault_hook = fault_hook
+
+    def close(self) -> None:
+        """Close the connections of the store's own pool (a lent pool stays open)."""
+        if self._owned and isinstance(self._source, SimplePool):
+            self._source.close()
+
+    @contextmanager
+    def _connection(self) -> Iterator[Conn]:
+        with translated(), self._source.connection() as conn:
+            yield prepare(conn)
+
+    @contextmanager
+    def transaction(self) -> Iterator[PgTransaction]:
+        """A writer transaction: commit (durably) on normal exit, roll back on exception."""
+        with self._connection() as conn:
+            conn.execute("BEGIN")
+            tx = PgTransaction(
+                conn, self._typed, lock_name=self._lock_name, inbox_name=self._inbox_name,
+                fault_hook=self.fault_hook,
+            )  # fmt: skip
+            try:
+                yield tx
+            except BaseException:
+                _quiet_rollback(conn)
+                raise
+            conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ FlightReader
+
+    def get_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
+        """Full states of these FLIDs, every table read in one REPEATABLE READ snapshot."""
+        keys = list(dict.fromkeys(flids))
+        with self._read_snapshot() as conn:
+            found: dict[str, FlightState] = {}
+            for start in range(0, len(keys), 1000):
+                found.update(fetch_states(conn, BY_FLIDS, keys[start : start + 1000]))
+        return found
+
+    def iter_flights(self, page_size: int = 500) -> Iterator[FlightState]:
+        """Every flight in FLID order; each page (main rows + details) from one snapshot."""
+        after = ""
+        first = True
+        while True:
+            page = self._page(after, first, page_size)
+            if not page:
+                return
+            yield from page
+            after, first = page[-1].flid, False
+
+    def _page(self, after: str, first: bool, size: int) -> list[FlightState]:
+        where = "ORDER BY FLID LIMIT %s" if first else "WHERE FLID > %s ORDER BY FLID LIMIT %s"
+        params: tuple[Any, ...] = (size,) if first else (after, size)
+        with self._read_snapshot() as conn:
+            main_rows = conn.execute(MAIN.select + where, params).fetchall()
+            flids = [row[0] for row in main_rows]
+            detail_rows = fetch_details(conn, flids) if flids else []
+        states = assemble(main_rows, detail_rows) if flids else {}
+        return [states[flid] for flid in flids]
+
+    @contextmanager
+    def _read_snapshot(self) -> Iterator[Conn]:
+        with self._connection() as conn:
+            conn.execute(_READ_TX)
+            try:
+                yield conn
+            except BaseException:
+                _quiet_rollback(conn)
+                raise
+            conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ BackfillQueue
+
+    def pending_backfills(self, limit: int) -> list[BackfillIntent]:
+        """Intents not yet written back to the inbox, oldest message first."""
+        with self._connection() as conn:
+            rows = conn.execute(_PENDING, (limit,)).fetchall()
+        return [
+            BackfillIntent(mid, Outcome(status), at, name, mtype, subtype, seq, sent)
+            for mid, status, at, name, mtype, subtype, seq, sent in rows
+        ]
+
+    def mark_backfilled(self, message_ids: Sequence[int], at: datetime) -> None:
+        """Record that these intents were written back; the outcome is never touched."""
+        with self._connection() as conn:
+            conn.execute(_MARK_DONE, (at, list(message_ids)))
+
+    def record_backfill_failure(self, message_ids: Sequence[int], error: str) -> None:
+        """Count one failed write-back attempt; the outcome is never touched."""
+        with self._connection() as conn:
+            conn.execute(_MARK_FAILED, (error[:4000], list(message_ids)))
+
+    def inbox_cursor(self) -> int | None:
+        """LAST_MESSAGE_ID of INBOX_CURSOR for this store's inbox (None before any save)."""
+        with self._connection() as conn:
+            row = conn.execute(_CURSOR, (self._inbox_name,)).fetchone()
+        return None if row is None else int(row[0])
+
+
+def _quiet_rollback(conn: Conn) -> None:
+    if conn.closed or conn.broken:
+        return
+    with suppress(psycopg.Error):  # the connection is gone; the pool drops it
+        conn.execute("ROLLBACK")

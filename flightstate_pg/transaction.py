@@ -1,0 +1,171 @@
+"""``PgTransaction``: one open writer transaction (implements ``ports.StateTransaction``).
+
+Why READ COMMITTED: every read happens after ``lock_pipeline`` has taken PIPELINE_LOCK
+FOR UPDATE, and under READ COMMITTED each statement sees everything committed before it,
+so the reads that feed a decision see the latest state (review F8). REPEATABLE READ would
+freeze the snapshot at the lock statement's start, before a waiting writer's commit.
+
+Within one transaction (a batch of messages with a savepoint each) the states loaded or
+saved are cached: the lock guarantees no one else writes them, so a second message on the
+same flight needs no query, and ``save`` rewrites only the collections that changed. A
+savepoint rollback restores the cache as it was when the savepoint was taken.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, Final, ParamSpec, TypeVar
+
+import psycopg
+
+from flightstate_core.decision import Outcome
+from flightstate_core.errors import LeadershipLost, PermanentError
+from flightstate_core.records import ProcessedMessage, ProcRecord
+from flightstate_core.state import FlightState
+from flightstate_pg._codec import TypedValues
+from flightstate_pg._errors import translated
+from flightstate_pg._load import BY_FLIDS, fetch_codeshares, fetch_states
+from flightstate_pg._schema import PROC_COLUMNS
+from flightstate_pg._write import FaultHook, write_processed
+
+__all__ = ["PgTransaction"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Conn = psycopg.Connection[Any]
+
+_LOCK: Final = "SELECT EPOCH FROM PIPELINE_LOCK WHERE LOCK_NAME = %s FOR UPDATE"
+_GET_PROC: Final = (
+    f"SELECT {', '.join(PROC_COLUMNS[:14])} FROM PROC_STATE "  # noqa: S608 - layout identifiers
+    "WHERE MESSAGE_ID = %s"
+)
+_DUPLICATE: Final = (
+    "SELECT MESSAGE_ID FROM PROC_STATE WHERE IDENTITY_KEY = %s AND PAYLOAD_DIGEST = %s "
+    "AND STATUS = 'SUCCEEDED' AND DTTM >= %s ORDER BY MESSAGE_ID DESC LIMIT 1"
+)
+
+
+def _guarded(method: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with translated():
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
+def _proc(row: tuple[Any, ...]) -> ProcRecord:
+    (message_id, key, digest, mtype, styp, status, reason, attempts,
+     received, processed, dttm, bf_status, bf_at, bf_attempts) = row  # fmt: skip
+    return ProcRecord(
+        message_id, key, digest, mtype, styp, Outcome(status), reason, attempts, received,
+        processed, bf_status, bf_at, bf_attempts, dttm,
+    )  # fmt: skip
+
+
+class PgTransaction:
+    """A writer transaction on one connection; created by ``PgStore.transaction()``."""
+
+    def __init__(
+        self,
+        conn: Conn,
+        typed: TypedValues,
+        *,
+        lock_name: str = "pipeline",
+        inbox_name: str = "cminmsgs",
+        fault_hook: FaultHook | None = None,
+    ) -> None:
+        self._conn = conn
+        self._typed = typed
+        self._lock_name = lock_name
+        self._inbox_name = inbox_name
+        self._fault_hook = fault_hook
+        self._locked = False
+        self._savepoints = 0
+        self._known: dict[str, FlightState | None] = {}  # None: known not to exist
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested scope; an exception inside rolls back its writes and its cache entries."""
+        self._savepoints += 1
+        name = f"fs_sp_{self._savepoints}"
+        with translated():
+            self._conn.execute(f"SAVEPOINT {name}")
+        known = dict(self._known)
+        try:
+            yield
+        except BaseException:
+            self._known = known
+            self._rollback_to(name)
+            raise
+        with translated():
+            self._conn.execute(f"RELEASE SAVEPOINT {name}")
+
+    def _rollback_to(self, name: str) -> None:
+        try:
+            self._conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            self._conn.execute(f"RELEASE SAVEPOINT {name}")
+        except psycopg.Error:
+            pass  # connection lost: the whole transaction fails; the original error wins
+
+    @_guarded
+    def lock_pipeline(self, epoch: int | None) -> None:
+        """Take PIPELINE_LOCK FOR UPDATE; LeadershipLost if ``epoch`` is older than stored."""
+        row = self._conn.execute(_LOCK, (self._lock_name,)).fetchone()
+        if row is None:
+            raise PermanentError(f"PIPELINE_LOCK row {self._lock_name!r} missing: migrate first")
+        if epoch is not None and row[0] > epoch:
+            raise LeadershipLost(f"epoch {epoch} is stale: the lease is at epoch {row[0]}")
+        self._locked = True
+
+    def _require_lock(self) -> None:
+        if not self._locked:
+            raise PermanentError("lock_pipeline() must come first: reads and decisions "
+                                 "happen inside the lock")
+
+    @_guarded
+    def get_proc(self, message_id: int) -> ProcRecord | None:
+        """PROC_STATE of this message id, read inside the lock."""
+        self._require_lock()
+        row = self._conn.execute(_GET_PROC, (message_id,)).fetchone()
+        return None if row is None else _proc(row)
+
+    @_guarded
+    def find_duplicate(self, identity_key: str, digest: str, since: datetime) -> int | None:
+        """Message id of an earlier SUCCEEDED message with this key and digest (DTTM >= since)."""
+        self._require_lock()
+        row = self._conn.execute(_DUPLICATE, (identity_key, digest, since)).fetchone()
+        return None if row is None else int(row[0])
+
+    @_guarded
+    def load_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
+        """Current states of these FLIDs (cached ones are not read again)."""
+        self._require_lock()
+        missing = [flid for flid in dict.fromkeys(flids) if flid not in self._known]
+        if missing:
+            found = fetch_states(self._conn, BY_FLIDS, missing)
+            for flid in missing:
+                self._known[flid] = found.get(flid)
+        found_states = (self._known[flid] for flid in flids)
+        return {state.flid: state for state in found_states if state is not None}
+
+    @_guarded
+    def load_codeshares(self, master_flids: Collection[str]) -> dict[str, FlightState]:
+        """Current states of flights whose MAID names one of these masters."""
+        self._require_lock()
+        found = fetch_codeshares(self._conn, list(dict.fromkeys(master_flids)))
+        self._known.update(found)
+        return found
+
+    @_guarded
+    def save(self, processed: ProcessedMessage) -> None:
+        """Write states, events, PROC_STATE + backfill intent, cursor and snap log."""
+        self._require_lock()
+        write_processed(
+            self._conn, processed, known=self._known, typed=self._typed,
+            hook=self._fault_hook, inbox_name=self._inbox_name,
+        )  # fmt: skip
+        self._known.update(processed.states)

@@ -1,0 +1,69 @@
+# ruff: noqa: PT012 - the raises block is the transaction whose connection is killed
+"""Driver errors become core errors at one choke point, on real server failures."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from psycopg.conninfo import make_conninfo
+
+from flightstate_core.errors import PermanentError, TransientError
+from flightstate_core.testing.store_contract import flight, processed
+from flightstate_pg import PgStore
+from flightstate_pg._errors import classify
+
+pytestmark = pytest.mark.pg
+
+
+def test_terminated_backend_is_transient_and_the_store_recovers(fresh_pg: str) -> None:
+    store = PgStore(fresh_pg)
+    with pytest.raises(TransientError), store.transaction() as tx:
+        tx.lock_pipeline(0)
+        pid = tx._conn.info.backend_pid
+        with psycopg.connect(fresh_pg, autocommit=True) as admin:
+            assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone() == (True,)
+        tx.save(processed(1, flight("15")))
+    with store.transaction() as tx:  # the broken connection was dropped, not reused
+        tx.lock_pipeline(0)
+        assert tx.get_proc(1) is None
+        tx.save(processed(1, flight("15")))
+    assert store.get_flights(["15"]) == {"15": flight("15")}
+    store.close()
+
+
+def test_unreachable_server_is_transient() -> None:
+    store = PgStore(make_conninfo("host=127.0.0.1 port=1 dbname=x user=postgres connect_timeout=2"))
+    with pytest.raises(TransientError), store.transaction():
+        pass
+    with pytest.raises(TransientError):
+        store.get_flights(["15"])
+
+
+def test_lock_timeout_is_transient(fresh_pg: str) -> None:
+    store = PgStore(make_conninfo(fresh_pg, options="-c lock_timeout=200"))
+    with psycopg.connect(fresh_pg) as holder:
+        holder.execute("SELECT 1 FROM PIPELINE_LOCK FOR UPDATE")
+        with pytest.raises(TransientError, match="55P03"), store.transaction() as tx:
+            tx.lock_pipeline(0)
+    store.close()
+
+
+def test_serialization_failure_is_transient(fresh_pg: str) -> None:
+    with psycopg.connect(fresh_pg) as first, psycopg.connect(fresh_pg, autocommit=True) as other:
+        first.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        first.execute("SELECT EPOCH FROM PIPELINE_LOCK").fetchone()
+        other.execute("UPDATE PIPELINE_LOCK SET EPOCH = EPOCH + 1")
+        with pytest.raises(psycopg.Error) as caught:
+            first.execute("UPDATE PIPELINE_LOCK SET EPOCH = EPOCH + 1")
+    assert caught.value.sqlstate == "40001"
+    assert isinstance(classify(caught.value), TransientError)
+
+
+def test_constraint_and_sql_errors_are_permanent(fresh_pg: str) -> None:
+    with psycopg.connect(fresh_pg, autocommit=True) as conn:
+        with pytest.raises(psycopg.Error) as caught:
+            conn.execute("INSERT INTO PIPELINE_LOCK (LOCK_NAME) VALUES ('pipeline')")
+        assert isinstance(classify(caught.value), PermanentError)
+        with pytest.raises(psycopg.Error) as caught:
+            conn.execute("SELECT 1 / 0")
+        assert isinstance(classify(caught.value), PermanentError)

@@ -1,0 +1,125 @@
+# ruff: noqa: PT018 - compound asserts on one fetched row read better together
+"""Migrations: the schema matches layout.py, upgrades keep every row, the view and history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+from yoyo import read_migrations
+
+from flightstate_core.layout import (
+    DETAIL_TABLES,
+    DOCUMENT_COLUMNS,
+    MAIN_FIXED_COLUMNS,
+    MAIN_TABLE,
+    SCALAR_COLUMNS,
+)
+from flightstate_core.testing.store_contract import flight, full_collections, processed
+from flightstate_pg import PgStore, migrate
+from flightstate_pg.migrate import MIGRATIONS_DIR, applied_migrations
+from tests.fixtures import postgres
+
+pytestmark = pytest.mark.pg
+
+_ORIGINAL_TABLES = (MAIN_TABLE, *DETAIL_TABLES, "PROC_STATE", "MSG_EVENT", "INBOX_CURSOR",
+                    "SCHD_SNAP_LOG", "PIPELINE_LOCK")  # fmt: skip
+
+
+def _columns(conn: psycopg.Connection[Any], table: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+        "ORDER BY ordinal_position", (table.lower(),),
+    ).fetchall()  # fmt: skip
+    return [row[0].upper() for row in rows]
+
+
+def _contents(dsn: str) -> dict[str, list[tuple[Any, ...]]]:
+    with psycopg.connect(dsn) as conn:
+        return {
+            table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+            for table in _ORIGINAL_TABLES
+        }
+
+
+def test_schema_matches_layout(fresh_pg: str) -> None:
+    with psycopg.connect(fresh_pg) as conn:
+        main = _columns(conn, MAIN_TABLE)
+        for name in (*MAIN_FIXED_COLUMNS, *DOCUMENT_COLUMNS):
+            assert name in main
+        for column in SCALAR_COLUMNS:
+            assert column.code in main
+            assert column.typed is None or column.typed in main
+        for table in DETAIL_TABLES.values():
+            cols = _columns(conn, table.name)
+            assert cols[: len(table.key_columns) + 1] == [*table.key_columns, "SOURCE_SEQ"]
+            for child in table.children:
+                assert child.code in cols and (child.typed is None or child.typed in cols)
+            hist = _columns(conn, f"{table.name}_HIST")
+            assert hist == [*cols, "ARCHIVED_AT"]
+        assert _columns(conn, "FLIGHT_SCHD_HIST") == [*main, "ARCHIVED_AT"]
+        seed = conn.execute("SELECT EPOCH FROM PIPELINE_LOCK WHERE LOCK_NAME = 'pipeline'")
+        assert seed.fetchone() == (0,)
+
+
+def _all_ids() -> list[str]:
+    return [m.id for m in read_migrations(str(MIGRATIONS_DIR))]
+
+
+def test_upgrade_from_each_version_keeps_every_row(empty_pg: tuple[str, str]) -> None:
+    admin, _ = empty_pg
+    ids = _all_ids()
+    assert len(ids) >= 2
+    for position, version in enumerate(ids[:-1]):
+        dsn = postgres.create_database(admin)
+        try:
+            assert migrate(dsn, target=version) == ids[: position + 1]
+            _fill_and_upgrade(dsn, expected=ids[position + 1 :])
+        finally:
+            postgres.drop_database(admin, dsn)
+
+
+def _fill_and_upgrade(dsn: str, expected: list[str]) -> None:
+    store = PgStore(dsn)
+    states = [flight(f"F{n}", collections=full_collections(3, tag="旧")) for n in range(5)]
+    with store.transaction() as tx:
+        tx.lock_pipeline(0)
+        tx.load_flights([s.flid for s in states])
+        tx.save(processed(1, *states))
+    before = _contents(dsn)
+    store.close()
+    assert migrate(dsn) == expected
+    assert applied_migrations(dsn) == _all_ids()
+    assert _contents(dsn) == before
+    store = PgStore(dsn)
+    assert store.get_flights([s.flid for s in states]) == {s.flid: s for s in states}
+    store.close()
+    assert migrate(dsn) == []  # idempotent
+
+
+def test_display_view_and_typed_columns(fresh_pg: str) -> None:
+    store = PgStore(fresh_pg)
+    collections = full_collections(3)
+    state = flight("15", collections=collections)
+    with store.transaction() as tx:
+        tx.lock_pipeline(0)
+        tx.save(processed(1, state, flight("16", collections={})))
+    store.close()
+    with psycopg.connect(fresh_pg) as conn:
+        row = conn.execute(
+            "SELECT GATE_1, GATE_2, GATE_COUNT, COUNTER_1, COUNTER_COUNT, BELT_2, BELT_COUNT, "
+            "SODT_TS FROM FLIGHT_SCHD_DISPLAY WHERE FLID = '15'"
+        ).fetchone()
+        empty = conn.execute(
+            "SELECT GATE_1, GATE_COUNT FROM FLIGHT_SCHD_DISPLAY WHERE FLID = '16'"
+        ).fetchone()
+        typed = conn.execute(
+            "SELECT PGOT_TS FROM FLIGHT_GATE WHERE FLID = '15' AND ORDINAL = 3"
+        ).fetchone()
+    gates = [dict(i.values)["GATE"] for i in collections["GTDT"]]
+    assert row is not None and row[:3] == (gates[0], gates[1], 3)
+    assert row[3] == dict(collections["CKDT"][0].values)["CHKC"] and row[4] == 3
+    assert row[6] == 3 and row[7].isoformat() == "2021-01-22T21:35:00+00:00"
+    assert empty == (None, 0)
+    assert typed is not None and typed[0].isoformat() == "2021-01-22T21:35:00+00:00"
