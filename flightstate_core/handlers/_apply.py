@@ -1,0 +1,123 @@
+"""Overlay one FlightRecord onto one flight under an ``ApplyRule`` (rules R1-R3).
+
+PSHT/TIPT (stand updates) copy their children onto every stand-plan item whose PSST
+equals the block's PUST/TRST; no such item is a ProtocolError (the message is DEAD).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attrs import evolve
+
+from flightstate_core.catalog import COLLECTIONS, STAND_UPDATES
+from flightstate_core.config import CoreConfig
+from flightstate_core.errors import ProtocolError
+from flightstate_core.items import DocItem, Item
+from flightstate_core.merge import apply_collection
+from flightstate_core.messages import DocumentValue, FlightRecord, StandUpdate
+from flightstate_core.rules import ApplyRule, collection_op
+from flightstate_core.state import FlightState
+from flightstate_core.values import Clear, Set
+
+__all__ = ["apply_record"]
+
+_PSDT_ORDER = {spec.code: index for index, spec in enumerate(COLLECTIONS["PSDT"].children)}
+
+
+def _scalars(
+    stored: Mapping[str, str], ops: Mapping[str, Set | Clear], rule: ApplyRule
+) -> Mapping[str, str]:
+    if not ops:
+        return stored
+    result = dict(stored)
+    for code, op in ops.items():
+        if isinstance(op, Set):
+            result[code] = op.raw
+        elif rule.honour_clear:
+            result.pop(code, None)
+    return result
+
+
+def _collections(
+    stored: Mapping[str, tuple[Item, ...]],
+    carried: FlightRecord,
+    rule: ApplyRule,
+    config: CoreConfig,
+) -> Mapping[str, tuple[Item, ...]]:
+    if not carried.collections and not carried.stand_updates:
+        return stored
+    result = dict(stored)
+    for code, value in carried.collections.items():
+        items = apply_collection(result.get(code), collection_op(code, value, rule, config))
+        if items is None:
+            result.pop(code, None)
+        else:
+            result[code] = items
+    for update in carried.stand_updates:
+        result["PSDT"] = _stand_update(result.get("PSDT", ()), update, rule)
+    return result
+
+
+def _documents(
+    stored: Mapping[str, tuple[DocItem, ...]],
+    carried: Mapping[str, DocumentValue],
+    rule: ApplyRule,
+) -> Mapping[str, tuple[DocItem, ...]]:
+    if not carried:
+        return stored
+    result = dict(stored)
+    for code, value in carried.items():
+        if isinstance(value, Clear) or not value:
+            if rule.honour_clear:
+                result.pop(code, None)
+        else:
+            result[code] = value
+    return result
+
+
+def _updated_item(item: Item, ops: list[tuple[str, Set | Clear]], rule: ApplyRule) -> Item:
+    values = dict(item.values)
+    for code, op in ops:
+        if isinstance(op, Set):
+            values[code] = op.raw
+        elif rule.honour_clear:
+            values.pop(code, None)
+    ordered = sorted(values.items(), key=lambda kv: _PSDT_ORDER.get(kv[0], len(_PSDT_ORDER)))
+    return Item(item.ordinal, item.seq, tuple(ordered))
+
+
+def _stand_update(
+    items: tuple[Item, ...], update: StandUpdate, rule: ApplyRule
+) -> tuple[Item, ...]:
+    seq_child, _match_child, _children = STAND_UPDATES[update.kind]
+    ops: list[tuple[str, Set | Clear]] = list(update.values)
+    if seq_child is not None and update.seq is not None:
+        ops.append((seq_child, Set(update.seq) if update.seq else Clear()))
+    result: list[Item] = []
+    matched = False
+    for item in items:
+        if item.get("PSST") == update.match:
+            matched = True
+            item = _updated_item(item, ops, rule)  # noqa: PLW2901 - replaced on purpose
+        result.append(item)
+    if not matched:
+        xpath = update.xpath or f"/MSG/FLOP/{update.kind}"
+        raise ProtocolError(xpath, f"no stand-plan item (PSDT) with PSST={update.match!r}")
+    return tuple(result)
+
+
+def apply_record(
+    state: FlightState, record: FlightRecord, rule: ApplyRule, config: CoreConfig
+) -> FlightState:
+    """The next content of ``state`` after ``record`` (version and audit untouched)."""
+    scalars = _scalars(state.scalars, record.scalars, rule)
+    collections = _collections(state.collections, record, rule, config)
+    documents = _documents(state.documents, record.documents, rule)
+    if (
+        scalars is state.scalars
+        and collections is state.collections
+        and documents is state.documents
+    ):
+        return state
+    return evolve(state, scalars=scalars, collections=collections, documents=documents)

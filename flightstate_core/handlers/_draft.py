@@ -1,0 +1,51 @@
+"""The working set of one decision: current states plus the drafts the handlers wrote.
+
+Handlers only ``put`` content changes (no version, no audit fields); ``finish`` turns the
+drafts into final states and events once, so a flight touched by several blocks of one
+message still gets exactly one version bump (spec: version +1 once per decision).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from flightstate_core.state import FlightState, FlightStatus
+
+__all__ = ["Draft", "new_state"]
+
+
+def new_state(flid: str) -> FlightState:
+    """An empty ACTIVE flight, before its first version is assigned."""
+    return FlightState(flid=flid, status=FlightStatus.ACTIVE, version=0, operation_day=None)
+
+
+class Draft:
+    """Current states (read-only) and the next states written so far, in touch order."""
+
+    def __init__(self, current: Mapping[str, FlightState]) -> None:
+        self.current = current
+        self.work: dict[str, FlightState] = {}
+        self.order: list[str] = []
+        self.notes: list[str] = []
+
+    def get(self, flid: str) -> FlightState | None:
+        """The latest state of a FLID in this decision (draft, else current, else None)."""
+        state = self.work.get(flid)
+        return state if state is not None else self.current.get(flid)
+
+    def put(self, state: FlightState) -> None:
+        """Record the next content of a flight."""
+        if state.flid not in self.work:
+            self.order.append(state.flid)
+        self.work[state.flid] = state
+
+    def note(self, text: str) -> None:
+        """Add a note to the decision (why something was not applied)."""
+        self.notes.append(text)
+
+    def view(self) -> Iterator[FlightState]:
+        """Every state this decision can see (drafts win over current)."""
+        yield from self.work.values()
+        for flid, state in self.current.items():
+            if flid not in self.work:
+                yield state

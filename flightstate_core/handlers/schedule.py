@@ -1,0 +1,107 @@
+"""SCHD DNLD/RESP: the daily schedule package (spec §8, seed §3.1).
+
+The whole package is validated before anything is applied: every FLTR has a FLID, no
+FLID twice, RECS matches, every SODT parses, and no record would move a flight whose
+stored OPERATION_DAY is set to another day. Any failure raises ProtocolError (the message
+is DEAD, nothing changes). Then each FLTR overlays its flight under rule PACKAGE: scalars
+Set or Clear, carried collections replaced. Flights the package does not carry are never
+touched; a DELETED flight is skipped (noted) unless ``config.revive_deleted``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+
+from attrs import evolve
+
+from flightstate_core.config import CoreConfig
+from flightstate_core.decision import Decision, DecisionContext
+from flightstate_core.errors import ProtocolError
+from flightstate_core.handlers._apply import apply_record
+from flightstate_core.handlers._draft import Draft, new_state
+from flightstate_core.handlers._finish import finish
+from flightstate_core.messages import FlightRecord, ScheduleMessage
+from flightstate_core.opday import operation_day
+from flightstate_core.rules import PACKAGE
+from flightstate_core.state import FlightState, FlightStatus
+from flightstate_core.values import Set
+
+__all__ = ["check_flid", "handle_package", "record_day", "revivable"]
+
+
+def check_flid(record: FlightRecord, index: int, section: str) -> None:
+    """A record must name its flight."""
+    if not record.flid.strip():
+        xpath = record.xpath or f"/MSG/{section}[{index}]"
+        raise ProtocolError(f"{xpath}/FLID", "record has no FLID")
+
+
+def record_day(record: FlightRecord, config: CoreConfig, index: int) -> date | None:
+    """OPERATION_DAY implied by a record's SODT (None when it carries no SODT value)."""
+    sodt = record.scalars.get("SODT")
+    if not isinstance(sodt, Set):
+        return None
+    try:
+        return operation_day(sodt, config)
+    except ValueError as exc:
+        xpath = record.xpath or f"/MSG/SCHD/FLTR[{index}]"
+        raise ProtocolError(f"{xpath}/SODT", str(exc)) from exc
+
+
+def revivable(state: FlightState | None, config: CoreConfig) -> bool:
+    """May a schedule record apply to this flight (not DELETED, or revival enabled)?"""
+    return state is None or not state.is_deleted or config.revive_deleted
+
+
+def _validate(
+    message: ScheduleMessage, current: Mapping[str, FlightState], config: CoreConfig
+) -> list[date | None]:
+    records = message.records
+    if message.recs is not None and message.recs != len(records):
+        raise ProtocolError("/MSG/SCHD/RECS", f"RECS={message.recs} but {len(records)} FLTR")
+    seen: set[str] = set()
+    days: list[date | None] = []
+    for index, record in enumerate(records, 1):
+        check_flid(record, index, "SCHD/FLTR")
+        if record.flid in seen:
+            raise ProtocolError(f"/MSG/SCHD/FLTR[{index}]/FLID", f"FLID {record.flid} twice")
+        seen.add(record.flid)
+        day = record_day(record, config, index)
+        stored = current.get(record.flid)
+        if (
+            day is not None
+            and stored is not None
+            and stored.operation_day not in (None, day)
+            and revivable(stored, config)
+        ):
+            raise ProtocolError(
+                f"/MSG/SCHD/FLTR[{index}]/SODT",
+                f"FLID {record.flid}: OPERATION_DAY {stored.operation_day} cannot become {day}",
+            )
+        days.append(day)
+    return days
+
+
+def handle_package(
+    current: Mapping[str, FlightState],
+    message: ScheduleMessage,
+    config: CoreConfig,
+    ctx: DecisionContext,
+) -> Decision:
+    """Validate, then overlay every FLTR (rule PACKAGE)."""
+    days = _validate(message, current, config)
+    draft = Draft(current)
+    for record, day in zip(message.records, days, strict=True):
+        stored = current.get(record.flid)
+        if not revivable(stored, config):
+            draft.note(f"FLID {record.flid} is DELETED: not revived")
+            continue
+        base = stored or new_state(record.flid)
+        if base.is_deleted:
+            base = evolve(base, status=FlightStatus.ACTIVE)
+        state = apply_record(base, record, PACKAGE, config)
+        if day is not None and state.operation_day is None:
+            state = evolve(state, operation_day=day)
+        draft.put(state)
+    return finish(draft, message.envelope, config, ctx)

@@ -1,0 +1,308 @@
+"""An in-memory reference store: StateStore/StateTransaction, FlightReader, BackfillQueue,
+Outbox and LeaderLease over plain dicts, plus a tiny in-memory Inbox.
+
+Why copy-on-write: a transaction works on shallow copies of the committed tables (the
+values are immutable attrs objects), so rollback is dropping the copy, a savepoint is
+one more copy, and commit is one reference swap. Transactions (and the few mutators that
+run outside one) are serialized by one lock, like PIPELINE_LOCK serializes the real
+stores; readers see the last committed tables. Do not call the store's mutators from
+inside an open transaction in the same thread: the commit would overwrite them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+from attrs import define, evolve, field, frozen
+
+from flightstate_core.errors import LeadershipLost, PermanentError
+from flightstate_core.records import (
+    BackfillIntent,
+    InboxRow,
+    OutboxRecord,
+    ProcessedMessage,
+    ProcRecord,
+    SnapLogEntry,
+)
+from flightstate_core.state import FlightState
+
+__all__ = ["MemoryInbox", "MemoryStore", "MemoryTransaction"]
+
+DEFAULT_INBOX = "cminmsgs"
+
+
+@frozen
+class _EventRow:
+    record: OutboxRecord
+    dispatched_at: datetime | None = None
+
+
+@define
+class _Tables:
+    flights: dict[str, FlightState] = field(factory=dict)
+    procs: dict[int, ProcRecord] = field(factory=dict)
+    intents: dict[int, BackfillIntent] = field(factory=dict)
+    backfill_errors: dict[int, str] = field(factory=dict)
+    events: dict[int, _EventRow] = field(factory=dict)
+    next_event_id: int = 1
+    cursors: dict[str, int] = field(factory=dict)
+    snap_log: list[tuple[SnapLogEntry, datetime]] = field(factory=list)
+
+    def copy(self) -> _Tables:
+        return _Tables(
+            dict(self.flights),
+            dict(self.procs),
+            dict(self.intents),
+            dict(self.backfill_errors),
+            dict(self.events),
+            self.next_event_id,
+            dict(self.cursors),
+            list(self.snap_log),
+        )
+
+
+class MemoryTransaction:
+    """One open transaction on a MemoryStore (see the module docstring)."""
+
+    def __init__(self, store: MemoryStore, tables: _Tables) -> None:
+        self._store = store
+        self.tables = tables
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested scope: an exception inside rolls back only what it wrote."""
+        snapshot = self.tables.copy()
+        try:
+            yield
+        except BaseException:
+            self.tables = snapshot
+            raise
+
+    def lock_pipeline(self, epoch: int | None) -> None:
+        """Raise LeadershipLost if ``epoch`` is older than the lease's (None: no fencing)."""
+        if epoch is not None and epoch < self._store.epoch:
+            raise LeadershipLost(f"epoch {epoch} is older than the lease's {self._store.epoch}")
+
+    def get_proc(self, message_id: int) -> ProcRecord | None:
+        """PROC_STATE of this message id."""
+        return self.tables.procs.get(message_id)
+
+    def find_duplicate(self, identity_key: str, digest: str, since: datetime) -> int | None:
+        """Newest SUCCEEDED message with this key and digest and DTTM >= since."""
+        found = [
+            proc.message_id
+            for proc in self.tables.procs.values()
+            if proc.identity_key == identity_key
+            and proc.payload_digest == digest
+            and proc.status.value == "SUCCEEDED"
+            and proc.dttm is not None
+            and proc.dttm >= since
+        ]
+        return max(found) if found else None
+
+    def load_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
+        """Current states of these FLIDs (missing ones absent)."""
+        flights = self.tables.flights
+        return {flid: flights[flid] for flid in flids if flid in flights}
+
+    def load_codeshares(self, master_flids: Collection[str]) -> dict[str, FlightState]:
+        """Flights whose MAID names one of these masters (not themselves)."""
+        masters = set(master_flids)
+        return {
+            flid: state
+            for flid, state in self.tables.flights.items()
+            if state.scalars.get("MAID") in masters and state.scalars.get("MAID") != flid
+        }
+
+    def save(self, processed: ProcessedMessage) -> None:
+        """Write states, events, PROC_STATE, backfill intent, cursor and snap log."""
+        tables = self.tables
+        proc = processed.proc
+        if proc.message_id in tables.procs:
+            raise PermanentError(f"PROC_STATE for message {proc.message_id} already exists")
+        tables.flights.update(processed.states)
+        for event in processed.events:
+            record = OutboxRecord(
+                tables.next_event_id, event.topic, event.key, event.payload, event.flid,
+                event.state_version, proc.message_id, proc.processed_at,
+            )  # fmt: skip
+            tables.events[record.event_id] = _EventRow(record)
+            tables.next_event_id += 1
+        tables.procs[proc.message_id] = proc
+        if processed.backfill is not None:
+            tables.intents[proc.message_id] = processed.backfill
+        if processed.cursor is not None:
+            name = self._store.inbox_name
+            tables.cursors[name] = max(tables.cursors.get(name, 0), processed.cursor)
+        if processed.snap_log is not None:
+            tables.snap_log.append((processed.snap_log, proc.processed_at))
+
+    def get_cursor(self) -> int:
+        """INBOX_CURSOR of the store's inbox (0 when none was saved)."""
+        return self.tables.cursors.get(self._store.inbox_name, 0)
+
+
+class MemoryStore:
+    """The reference store (see the module docstring)."""
+
+    def __init__(
+        self, *, inbox_name: str = DEFAULT_INBOX, clock: Callable[[], datetime] | None = None
+    ) -> None:
+        self.inbox_name = inbox_name
+        self.epoch = 0
+        self._holder: str | None = None
+        self._expires: datetime | None = None
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._tables = _Tables()
+        self._lock = threading.RLock()
+
+    # -- StateStore ---------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[MemoryTransaction]:
+        """Commit on normal exit, roll back (drop the copy) on exception."""
+        with self._lock:
+            tx = MemoryTransaction(self, self._tables.copy())
+            yield tx
+            self._tables = tx.tables
+
+    # -- LeaderLease --------------------------------------------------------------
+    def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
+        """Take or renew the lease; a new holder gets a new epoch."""
+        with self._lock:
+            now = self._clock()
+            free = self._holder is None or self._expires is None or self._expires <= now
+            if self._holder != holder and not free:
+                return None
+            if self._holder != holder:
+                self.epoch += 1
+                self._holder = holder
+            self._expires = now + timedelta(seconds=ttl_seconds)
+            return self.epoch
+
+    def release(self, holder: str) -> None:
+        """Give the lease up (only its holder can)."""
+        with self._lock:
+            if self._holder == holder:
+                self._holder = None
+                self._expires = None
+
+    # -- FlightReader -------------------------------------------------------------
+    def get_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
+        """Committed states of these FLIDs (one snapshot)."""
+        flights = self._tables.flights
+        return {flid: flights[flid] for flid in flids if flid in flights}
+
+    def iter_flights(self, page_size: int = 500) -> Iterator[FlightState]:
+        """Every committed flight in FLID order."""
+        flights = self._tables.flights
+        for flid in sorted(flights):
+            yield flights[flid]
+
+    # -- BackfillQueue ------------------------------------------------------------
+    def pending_backfills(self, limit: int) -> list[BackfillIntent]:
+        """Intents not yet written back, oldest message first."""
+        tables = self._tables
+        pending = sorted(
+            mid for mid in tables.intents if tables.procs[mid].backfill_status == "PENDING"
+        )
+        return [tables.intents[mid] for mid in pending[:limit]]
+
+    def mark_backfilled(self, message_ids: Sequence[int], at: datetime) -> None:
+        """Record success; the outcome is untouched."""
+        self._update_procs(message_ids, lambda p: evolve(p, backfill_status="DONE", backfill_at=at))
+
+    def record_backfill_failure(self, message_ids: Sequence[int], error: str) -> None:
+        """Count a failed attempt; the outcome is untouched."""
+        with self._lock:
+            tables = self._tables.copy()
+            for mid in message_ids:
+                if mid in tables.procs:
+                    proc = tables.procs[mid]
+                    tables.procs[mid] = evolve(proc, backfill_attempts=proc.backfill_attempts + 1)
+                    tables.backfill_errors[mid] = error
+            self._tables = tables
+
+    def _update_procs(self, ids: Sequence[int], change: Callable[[ProcRecord], ProcRecord]) -> None:
+        with self._lock:
+            tables = self._tables.copy()
+            for mid in ids:
+                if mid in tables.procs:
+                    tables.procs[mid] = change(tables.procs[mid])
+            self._tables = tables
+
+    # -- Outbox -------------------------------------------------------------------
+    def fetch_undelivered(self, limit: int) -> list[OutboxRecord]:
+        """Undelivered events in commit (event id) order."""
+        events = self._tables.events
+        ids = sorted(eid for eid, row in events.items() if row.dispatched_at is None)
+        return [events[eid].record for eid in ids[:limit]]
+
+    def mark_dispatched(self, event_ids: Sequence[int], at: datetime) -> None:
+        """Mark events delivered."""
+        with self._lock:
+            tables = self._tables.copy()
+            for eid in event_ids:
+                if eid in tables.events and tables.events[eid].dispatched_at is None:
+                    tables.events[eid] = evolve(tables.events[eid], dispatched_at=at)
+            self._tables = tables
+
+    def purge_dispatched(self, older_than: datetime, limit: int) -> int:
+        """Delete up to ``limit`` events dispatched before ``older_than``."""
+        with self._lock:
+            tables = self._tables.copy()
+            old = sorted(
+                eid for eid, row in tables.events.items()
+                if row.dispatched_at is not None and row.dispatched_at < older_than
+            )[:limit]  # fmt: skip
+            for eid in old:
+                del tables.events[eid]
+            self._tables = tables
+            return len(old)
+
+    # -- inspection (tests, tools) -------------------------------------------------
+    def proc(self, message_id: int) -> ProcRecord | None:
+        """Committed PROC_STATE row."""
+        return self._tables.procs.get(message_id)
+
+    def cursor(self) -> int:
+        """Committed INBOX_CURSOR (0 when none)."""
+        return self._tables.cursors.get(self.inbox_name, 0)
+
+    def events(self) -> list[OutboxRecord]:
+        """Every committed event (dispatched or not), in event id order."""
+        return [row.record for _, row in sorted(self._tables.events.items())]
+
+    def snap_log(self) -> list[SnapLogEntry]:
+        """Committed SCHD_SNAP_LOG entries in order."""
+        return [entry for entry, _ in self._tables.snap_log]
+
+    def flights(self) -> dict[str, FlightState]:
+        """A copy of every committed flight."""
+        return dict(self._tables.flights)
+
+
+class MemoryInbox:
+    """An Inbox over a list of rows; backfills are recorded per message id."""
+
+    def __init__(self, rows: Sequence[InboxRow] = ()) -> None:
+        self.rows: dict[int, InboxRow] = {row.message_id: row for row in rows}
+        self.backfilled: dict[int, BackfillIntent] = {}
+
+    def append(self, raw: str, received_at: datetime | None = None) -> InboxRow:
+        """Add a row with the next id."""
+        row = InboxRow(max(self.rows, default=0) + 1, raw, received_at)
+        self.rows[row.message_id] = row
+        return row
+
+    def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
+        """Rows with id > cursor in id order."""
+        ids = sorted(mid for mid in self.rows if mid > cursor)[:limit]
+        return [self.rows[mid] for mid in ids]
+
+    def backfill(self, intents: Sequence[BackfillIntent]) -> None:
+        """Record the write-back (idempotent)."""
+        for intent in intents:
+            self.backfilled[intent.message_id] = intent

@@ -1,0 +1,316 @@
+"""Message builders and Hypothesis strategies for random message histories.
+
+The builders make ``messages`` objects directly (tests need no XML). The strategies draw
+every kind the pump sees: FLOP blocks of every catalog subtype (FDEL and the codeshare
+group included), SCHD packages (some with an OPERATION_DAY conflict or a FLID twice),
+Set-only ADFT/ADD/UPD, SCHD DEL, ignored kinds (SCHS, reference data) and messages whose
+decoding failed. A history step is a new message, a replay of an earlier inbox row (same
+message id) or a resend of an earlier message under a new id (a business duplicate).
+FLIDs come from a small pool so that histories collide on flights, masters and stands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+from zoneinfo import ZoneInfo
+
+from attrs import evolve, frozen
+from hypothesis import strategies as st
+
+from flightstate_core.catalog import (
+    COLLECTIONS,
+    DOCUMENTS,
+    EXCEPTIONS,
+    FLOP_SUBTYPES,
+    PORT_SCALARS,
+    SCALARS,
+    STAND_UPDATES,
+    ChildSpec,
+    ValueKind,
+)
+from flightstate_core.errors import ProtocolError
+from flightstate_core.items import DocItem, Item
+from flightstate_core.messages import (
+    CollectionValue,
+    DocumentValue,
+    Envelope,
+    FlightRecord,
+    FlopMessage,
+    Message,
+    ScheduleMessage,
+    StandUpdate,
+)
+from flightstate_core.service import Undecodable
+from flightstate_core.testing import strategies as shared
+from flightstate_core.values import CLEAR, Clear, Set
+
+__all__ = [
+    "FLID_POOL",
+    "Step",
+    "collection_items",
+    "envelope",
+    "flop",
+    "histories",
+    "item",
+    "messages",
+    "record",
+    "schedule",
+    "steps",
+]
+
+FLID_POOL: Final = shared.FLID_POOL
+_ZONE: Final = ZoneInfo("Asia/Shanghai")
+_STANDS: Final = ("504", "505")
+_DTTM: Final = datetime(2021, 1, 23, 8, 0, tzinfo=_ZONE)
+_NO_ENVELOPE: Final = Envelope("", "", "", "", "")
+
+# ----------------------------------------------------------------------------- builders
+
+
+def envelope(type_: str, styp: str, seqn: str = "1", *, sndr: str = "AODB") -> Envelope:
+    """A META block with a fixed DTTM (2021-01-23 08:00 airport time)."""
+    return Envelope(sndr, seqn, _DTTM.strftime("%Y%m%d%H%M%S"), type_, styp, _DTTM)
+
+
+def item(seq: str | None, **values: str) -> Item:
+    """A collection item (ordinal 0: the merge renumbers)."""
+    return Item(0, seq, tuple(values.items()))
+
+
+def collection_items(*items: Item) -> tuple[Item, ...]:
+    """Items numbered 1..n as the codec produces them."""
+    return tuple(Item(i, it.seq, it.values) for i, it in enumerate(items, 1))
+
+
+def record(
+    flid: str,
+    scalars: Mapping[str, Set | Clear] | None = None,
+    collections: Mapping[str, CollectionValue] | None = None,
+    documents: Mapping[str, DocumentValue] | None = None,
+    stand_updates: tuple[StandUpdate, ...] = (),
+    *,
+    delete: bool = False,
+) -> FlightRecord:
+    """A FLTR / FLOP block."""
+    return FlightRecord(
+        flid, dict(scalars or {}), dict(collections or {}), dict(documents or {}),
+        stand_updates, delete,
+    )  # fmt: skip
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
+
+
+def flop(styp: str, *blocks: FlightRecord, seqn: str = "1") -> FlopMessage:
+    """A FLOP message (digest over its blocks)."""
+    return FlopMessage(envelope("FLOP", styp, seqn), blocks, _digest(styp, blocks))
+
+
+def schedule(
+    styp: str, *records: FlightRecord, seqn: str = "1", recs: int | None = None
+) -> ScheduleMessage:
+    """A SCHD message (digest over its records)."""
+    return ScheduleMessage(envelope("SCHD", styp, seqn), recs, records, _digest(styp, records))
+
+
+# ----------------------------------------------------------------------------- values
+
+_TEXT = st.sampled_from(["A", "B", "0", "01", " ", "x y", "长"])
+_TIMES = st.sampled_from(["23JAN210535", "23JAN210140", "24JAN212330", "01FEB211200"])
+_FLID = st.sampled_from(FLID_POOL)
+
+
+def _raw(kind: ValueKind, allowed: frozenset[str] | None) -> st.SearchStrategy[str]:
+    if allowed is not None:
+        return st.sampled_from(sorted(allowed))
+    if kind is ValueKind.TIME:
+        return _TIMES
+    if kind is ValueKind.DURATION:
+        return st.sampled_from(["0010", "0130"])
+    return _TEXT
+
+
+def _op(code: str, *, clear: bool = True) -> st.SearchStrategy[Set | Clear]:
+    spec = SCALARS[code]
+    sets = _raw(spec.kind, spec.allowed).map(Set)
+    if code == "MAID":
+        sets = _FLID.map(Set)
+    return st.one_of(sets, st.just(CLEAR)) if clear else sets
+
+
+def _child_values(
+    children: tuple[ChildSpec, ...],
+) -> st.SearchStrategy[tuple[tuple[str, str], ...]]:
+    def draw_values(present: list[bool], raws: list[str]) -> tuple[tuple[str, str], ...]:
+        return tuple((c.code, r) for c, p, r in zip(children, present, raws, strict=True) if p)
+
+    return st.builds(
+        draw_values,
+        st.lists(st.booleans(), min_size=len(children), max_size=len(children)),
+        st.tuples(*(_raw(c.kind, c.allowed) | st.just("") for c in children)).map(list),
+    )
+
+
+def _items(code: str) -> st.SearchStrategy[tuple[Item, ...]]:
+    spec = COLLECTIONS[code]
+    seqs = st.sampled_from([None, "1", "2", "3"]) if spec.seq_attr else st.none()
+    children = spec.children
+    if code == "PSDT":
+        values = _child_values(children[1:3]).flatmap(
+            lambda rest: st.sampled_from(_STANDS).map(lambda s: (("PSST", s), *rest))
+        )
+    else:
+        values = _child_values(children)
+    one = st.builds(lambda q, v: Item(0, q, v), seqs, values)
+    return st.lists(one, min_size=1, max_size=3).map(lambda xs: collection_items(*xs))
+
+
+def _collection(code: str) -> st.SearchStrategy[CollectionValue]:
+    return st.one_of(_items(code), st.just(CLEAR))
+
+
+def _document(code: str) -> st.SearchStrategy[DocumentValue]:
+    spec = DOCUMENTS[code]
+    entry = _child_values(spec.children).filter(bool).map(DocItem)
+    return st.one_of(st.lists(entry, min_size=1, max_size=2).map(tuple), st.just(CLEAR))
+
+
+def _stand_update(kind: str) -> st.SearchStrategy[StandUpdate]:
+    seq_child, _, children = STAND_UPDATES[kind]
+    values = st.tuples(*(_raw(c.kind, c.allowed).map(Set) for c in children))
+    ops = values.map(lambda vs: tuple((c.code, v) for c, v in zip(children, vs, strict=True)))
+    seq = st.sampled_from(["1", "2"]) if seq_child else st.none()
+    return st.builds(lambda m, q, o: StandUpdate(kind, m, q, o), st.sampled_from(_STANDS), seq, ops)
+
+
+def _element(element: str, draw: Any) -> dict[str, Any]:
+    """Record fields for one FLOP element: {"scalars"|"collections"|...: {...}}."""
+    if element in EXCEPTIONS:
+        spec = EXCEPTIONS[element]
+        parts = (spec.text_part, *spec.attributes.values())
+        chosen = draw(st.lists(st.sampled_from(parts), min_size=1, unique=True))
+        return {"scalars": {p: draw(_op(p)) for p in chosen}}
+    if element == "PORT":
+        part = draw(st.sampled_from(sorted(PORT_SCALARS.values())))
+        return {"scalars": {part: draw(_op(part))}}
+    if element in COLLECTIONS:
+        return {"collections": {element: draw(_collection(element))}}
+    if element in DOCUMENTS:
+        return {"documents": {element: draw(_document(element))}}
+    if element in STAND_UPDATES:
+        return {"stand_updates": (draw(_stand_update(element)),)}
+    return {"scalars": {element: draw(_op(element))}}
+
+
+@st.composite
+def flop_messages(draw: Any, styp: str | None = None) -> FlopMessage:
+    """One FLOP block of a random (or the given) catalog subtype."""
+    styp = styp or draw(st.sampled_from(sorted(FLOP_SUBTYPES)))
+    flid = draw(_FLID)
+    if styp == "FDEL":
+        return flop(styp, record(flid, delete=True), seqn=draw(_SEQN))
+    elements = sorted(FLOP_SUBTYPES[styp])
+    chosen = draw(st.lists(st.sampled_from(elements), min_size=1, unique=True))
+    fields: dict[str, Any] = {}
+    for element in chosen:
+        for key, value in _element(element, draw).items():
+            fields[key] = value if key == "stand_updates" else {**fields.get(key, {}), **value}
+    return flop(styp, record(flid, **fields), seqn=draw(_SEQN))
+
+
+_SEQN = st.sampled_from(["1243", "1", "2"])
+_PACKAGE_SCALARS: Final = ("ALCD", "FLNO", "MVIN", "STND", "MAID", "CSOP", "REMC", "ACTT")
+
+
+@st.composite
+def _fltr(draw: Any, flid: str, *, clear: bool) -> FlightRecord:
+    scalars: dict[str, Set | Clear] = {}
+    if draw(st.booleans()):
+        scalars["SODT"] = Set(draw(_TIMES))
+    for code in draw(st.lists(st.sampled_from(_PACKAGE_SCALARS), unique=True, max_size=4)):
+        scalars[code] = draw(_op(code, clear=clear))
+    colls = draw(st.lists(st.sampled_from(sorted(COLLECTIONS)), unique=True, max_size=2))
+    return record(flid, scalars, {code: draw(_collection(code)) for code in colls})
+
+
+@st.composite
+def schedule_messages(draw: Any) -> ScheduleMessage:
+    """A SCHD package, Set-only message or DEL (sometimes with a FLID twice)."""
+    styp = draw(st.sampled_from(["DNLD", "RESP", "ADFT", "ADD", "UPD"] * 2 + ["DEL"]))
+    flids = draw(st.lists(_FLID, min_size=1, max_size=3))
+    if styp == "DEL":
+        return schedule(styp, *(record(f) for f in flids), seqn=draw(_SEQN))
+    records = [draw(_fltr(f, clear=True)) for f in flids]
+    return schedule(styp, *records, seqn=draw(_SEQN), recs=len(records))
+
+
+def _ignored() -> st.SearchStrategy[Message]:
+    return st.one_of(
+        shared.schedule_season_messages(),
+        shared.reference_data_messages(),
+        shared.schedule_requests(),
+        shared.reference_requests(),
+    )
+
+
+def _with_digest(message: Message) -> Message:
+    """The shared strategies leave the digest empty: derive one from the payload."""
+    return evolve(message, payload_digest=_digest(repr(evolve(message, envelope=_NO_ENVELOPE))))
+
+
+def _shared_flight_messages() -> st.SearchStrategy[Message]:
+    """The codec's strategies (any values, random stands and days) on our FLID pool."""
+    return st.one_of(shared.flop_messages(flid=_FLID), shared.schedule_messages(max_records=3)).map(
+        _with_digest
+    )
+
+
+def _undecodable() -> st.SearchStrategy[Undecodable]:
+    return st.sampled_from(
+        [
+            Undecodable(ProtocolError("/", "not well-formed XML"), None),
+            Undecodable(
+                ProtocolError("/MSG/FLOP[1]/TOBT", "carries none"), envelope("FLOP", "TOBT")
+            ),
+        ]
+    )
+
+
+def messages() -> st.SearchStrategy[Message | Undecodable]:
+    """Any message the pump may see (FLOP weighted highest)."""
+    return st.one_of(
+        flop_messages(),
+        flop_messages(),
+        schedule_messages(),
+        _shared_flight_messages(),
+        _ignored().map(_with_digest),
+        _undecodable(),
+    )
+
+
+@frozen
+class Step:
+    """One inbox event: a new message, a replay of row ``index``, or a resend of it."""
+
+    kind: str  # "new", "replay", "resend"
+    message: Message | Undecodable | None = None
+    index: int = 0
+
+
+def steps() -> st.SearchStrategy[Step]:
+    """One step of a history."""
+    return st.one_of(
+        messages().map(lambda m: Step("new", m)),
+        messages().map(lambda m: Step("new", m)),
+        st.integers(0, 50).map(lambda i: Step("replay", index=i)),
+        st.integers(0, 50).map(lambda i: Step("resend", index=i)),
+    )
+
+
+def histories(max_size: int = 30) -> st.SearchStrategy[list[Step]]:
+    """A random history of steps."""
+    return st.lists(steps(), max_size=max_size)

@@ -1,0 +1,183 @@
+"""Model-based test: random histories through ``service.process_message`` on the memory
+store, checking the seed §7 invariants after every step.
+
+Invariants: versions are monotonic and move by exactly one per changed flight; a set
+OPERATION_DAY never changes; a field the message does not carry is unchanged (no
+implicit clears; MAFL and the cascade status are the core's own maintenance); no flight
+is deleted except by FDEL / SCHD DEL naming it or its master; a replayed row changes
+nothing; a resent message that already SUCCEEDED is DUPLICATE and changes nothing; a
+FLOP applies exactly what it carries; every event matches ``wire`` and the schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from flightstate_core.decision import Outcome
+from flightstate_core.handlers import message_flids
+from flightstate_core.memory import MemoryStore
+from flightstate_core.messages import FlightRecord, FlopMessage, Message, ScheduleMessage
+from flightstate_core.records import InboxRow, ProcessedMessage
+from flightstate_core.service import Undecodable, process_message
+from flightstate_core.state import FlightState
+from flightstate_core.testing.histories import messages
+from flightstate_core.values import Set
+
+from .helpers import CONFIG, NOW, check_events
+
+Subject = Message | Undecodable
+SET_ONLY = frozenset({"ADFT", "ADD", "UPD"})
+
+
+def records_for(message: Subject, flid: str) -> list[FlightRecord]:
+    if isinstance(message, ScheduleMessage):
+        return [r for r in message.records if r.flid == flid]
+    if isinstance(message, FlopMessage):
+        return [r for r in message.blocks if r.flid == flid]
+    return []
+
+
+def is_delete(message: Subject) -> bool:
+    styp = getattr(getattr(message, "envelope", None), "styp", "")
+    return isinstance(message, (FlopMessage, ScheduleMessage)) and styp in {"FDEL", "DEL"}
+
+
+def carried(records: list[FlightRecord]) -> set[str]:
+    keys: set[str] = set()
+    for rec in records:
+        keys |= set(rec.scalars) | set(rec.collections) | set(rec.documents)
+        if rec.stand_updates:
+            keys.add("PSDT")
+    return keys
+
+
+def fields(state: FlightState) -> dict[str, Any]:
+    return {**state.scalars, **state.collections, **state.documents}
+
+
+class History(RuleBasedStateMachine):
+    """Drives the service; the store is the system, the checks are the model."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store = MemoryStore()
+        self.rows: list[tuple[InboxRow, Subject]] = []
+        self.succeeded: set[tuple[str, str]] = set()
+
+    def _send(self, message_id: int, message: Subject) -> ProcessedMessage | None:
+        row = InboxRow(message_id, "<replayed/>", NOW)
+        return process_message(self.store, row, CONFIG, now=NOW, epoch=None, decoded=message)
+
+    def _identity(self, message: Subject) -> tuple[str, str] | None:
+        if isinstance(message, Undecodable):
+            return None
+        return message.envelope.identity_key, message.payload_digest
+
+    @rule(message=messages())
+    def new_message(self, message: Subject) -> None:
+        self._deliver(len(self.rows) + 1, message)
+
+    @rule(index=st.integers(0, 1000))
+    def resend(self, index: int) -> None:
+        if self.rows:
+            self._deliver(len(self.rows) + 1, self.rows[index % len(self.rows)][1])
+
+    @rule(index=st.integers(0, 1000))
+    def replay(self, index: int) -> None:
+        if not self.rows:
+            return
+        row, message = self.rows[index % len(self.rows)]
+        flights, events = self.store.flights(), self.store.events()
+        assert self._send(row.message_id, message) is None
+        assert self.store.flights() == flights
+        assert self.store.events() == events
+
+    def _deliver(self, message_id: int, message: Subject) -> None:
+        before = self.store.flights()
+        identity = self._identity(message)
+        was_done = identity in self.succeeded
+        result = self._send(message_id, message)
+        self.rows.append((InboxRow(message_id, "<replayed/>", NOW), message))
+        assert result is not None
+        after = self.store.flights()
+        if was_done:
+            assert result.proc.status is Outcome.DUPLICATE
+        if result.proc.status is not Outcome.SUCCEEDED:
+            assert after == before
+            assert not result.events
+            return
+        if identity is not None:
+            self.succeeded.add(identity)
+        check_events(result.events, result.states)
+        self._check_flights(before, after, result, message)
+
+    def _check_flights(
+        self,
+        before: dict[str, FlightState],
+        after: dict[str, FlightState],
+        result: ProcessedMessage,
+        message: Subject,
+    ) -> None:
+        assert set(before) <= set(after)
+        named = set(message_flids(message)) if not isinstance(message, Undecodable) else set()
+        for flid, new in after.items():
+            old = before.get(flid)
+            if old is None:
+                assert flid in named
+                assert new.version == 1
+                assert flid in result.states
+                continue
+            if flid not in result.states:
+                assert new == old
+                continue
+            assert new.version == old.version + 1
+            assert not new.content_equals(old)
+            if old.operation_day is not None:
+                assert new.operation_day == old.operation_day
+            self._check_changes(old, new, message, named, before)
+
+    def _check_changes(
+        self,
+        old: FlightState,
+        new: FlightState,
+        message: Subject,
+        named: set[str],
+        before: dict[str, FlightState],
+    ) -> None:
+        keys = carried(records_for(message, old.flid))
+        old_fields, new_fields = fields(old), fields(new)
+        for code in old_fields.keys() | new_fields.keys():
+            if old_fields.get(code) != new_fields.get(code):
+                assert code in keys or code == "MAFL", (code, old.flid)
+        if isinstance(message, ScheduleMessage) and message.envelope.styp in SET_ONLY:
+            assert set(old_fields) - {"MAFL"} <= set(new_fields), old.flid
+        if new.is_deleted and not old.is_deleted:
+            master = old.scalars.get("MAID")
+            listed_by = {
+                f
+                for f in named
+                if old.flid in [i.get("FLID") for i in before.get(f, old).documents.get("MAFL", ())]
+            }
+            assert is_delete(message)
+            assert old.flid in named or master in named or listed_by
+        if isinstance(message, FlopMessage) and not old.is_deleted and not is_delete(message):
+            for rec in records_for(message, old.flid)[-1:]:
+                for code, op in rec.scalars.items():
+                    assert new.scalars.get(code) == (op.raw if isinstance(op, Set) else None)
+
+    @invariant()
+    def cursor_follows_rows(self) -> None:
+        assert self.store.cursor() == len(self.rows)
+
+
+History.TestCase.settings = settings(
+    max_examples=40,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+TestHistory = History.TestCase

@@ -1,0 +1,141 @@
+"""wire.py and the JSON Schemas: exact bytes, key order, schema files up to date."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, time
+
+import pytest
+
+from flightstate_core.catalog import COLLECTIONS, DOCUMENTS, SCALARS
+from flightstate_core.config import CoreConfig
+from flightstate_core.items import DocItem
+from flightstate_core.opday import operation_day
+from flightstate_core.testing.histories import collection_items, item
+from flightstate_core.values import Set
+from flightstate_core.wire import WIRE_KEYS, notification, wire
+
+from .helpers import CONFIG, flight, validator
+from .schema_gen import SCHEMA_DIR, build_msg_schema, build_schd_schema, render
+
+
+def test_schema_files_are_generated_from_the_catalog() -> None:
+    assert (SCHEMA_DIR / "schd.schema.json").read_text(encoding="utf-8") == render(
+        build_schd_schema()
+    )
+    assert (SCHEMA_DIR / "msg.schema.json").read_text(encoding="utf-8") == render(
+        build_msg_schema()
+    )
+
+
+def test_empty_flight_wire_bytes() -> None:
+    state = flight("15", version=3, day=date(2021, 1, 23), SODT="23JAN210535", STND="长")
+    body = wire(state, CONFIG)
+    text = body.decode("utf-8")
+    assert text.startswith(
+        '{"flid":"15","state":"ACTIVE","stateVersion":3,'
+        '"updatedAt":"2026-11-30T09:00:00+00:00","operationDay":"2021-01-23",'
+        '"lastMessageId":0,"FFID":null,'
+    )
+    assert '"STND":"长"' in text
+    assert " " not in text
+    assert '"SODT":"23JAN210535","SODT_TS":"2021-01-23T05:35:00+08:00"' in text
+    assert text.index('"NAAT_TS"') < text.index('"FDIV"') < text.index('"GTDT":[]')
+    decoded = json.loads(body)
+    assert tuple(decoded) == WIRE_KEYS
+    validator("schd").validate(decoded)
+    assert decoded["FDIV"] is None
+    assert decoded["ROUT"] == []
+    assert decoded["MAFL"] == []
+
+
+def test_collection_items_have_every_child_key_and_twins() -> None:
+    delays = collection_items(item(None, CODE="81", DURA="0130", DLTX=""))
+    gates = collection_items(item("1", GATE="G28", PGOT="15DEC031805"))
+    state = flight("1", collections={"DELY": delays, "GTDT": gates}, FRET_REID="G")
+    decoded = json.loads(wire(state, CONFIG))
+    assert decoded["DELY"] == [
+        {
+            "ordinal": 1,
+            "seq": None,
+            "CODE": "81",
+            "STRT": None,
+            "STRT_TS": None,
+            "DURA": "0130",
+            "DURA_MIN": 90,
+            "DLTX": "",
+        }
+    ]
+    gate = decoded["GTDT"][0]
+    assert list(gate) == [
+        "ordinal",
+        "seq",
+        "GATE",
+        "PGOT",
+        "PGOT_TS",
+        "PGCT",
+        "PGCT_TS",
+        "GOTM",
+        "GOTM_TS",
+        "GCTM",
+        "GCTM_TS",
+        "GTYP",
+    ]
+    assert gate["PGOT_TS"] == "2003-12-15T18:05:00+08:00"
+    assert gate["GTYP"] is None
+    assert decoded["FRET"] == {"text": None, "REID": "G"}
+    validator("schd").validate(decoded)
+
+
+def test_documents_keep_present_children_in_catalog_order() -> None:
+    vipt = (DocItem((("VTQY", "2"), ("VSCD", "S"))),)
+    vipf = (DocItem((("VFES", "x"), ("VIPT", vipt), ("VPCD", "P"))),)
+    decoded = json.loads(wire(flight("1", documents={"VIPF": vipf}), CONFIG))
+    assert json.dumps(decoded["VIPF"]) == json.dumps(
+        [{"VPCD": "P", "VFES": "x", "VIPT": [{"VTQY": "2", "VSCD": "S"}]}]
+    )
+    validator("schd").validate(decoded)
+
+
+def test_wire_keys_cover_the_catalog() -> None:
+    assert set(COLLECTIONS) | set(DOCUMENTS) <= set(WIRE_KEYS)
+    assert {"FDIV", "FRET", "FLAB", "PORT_OPEN", "PORT_CLOSE_TS"} <= set(WIRE_KEYS)
+    assert not any(key.startswith(("FDIV_", "FRET_", "FLAB_")) for key in WIRE_KEYS)
+    assert len([k for k in SCALARS if not k.startswith(("FDIV_", "FRET_", "FLAB_"))]) < len(
+        WIRE_KEYS
+    )
+
+
+def test_notification_shape() -> None:
+    body = notification(
+        flid="M",
+        state_version=2,
+        change="CODESHARE",
+        changed=["STND"],
+        message_id=7,
+        type_="FLOP",
+        styp="STND",
+        codeshare="C",
+    )
+    assert body == (
+        b'{"flid":"M","stateVersion":2,"change":"CODESHARE","changed":["STND"],'
+        b'"messageId":7,"type":"FLOP","styp":"STND","codeshare":"C"}'
+    )
+    validator("msg").validate(json.loads(body))
+    with pytest.raises(Exception, match="codeshare"):
+        validator("msg").validate({**json.loads(body), "change": "UPDATED"})
+
+
+@pytest.mark.parametrize(
+    ("raw", "cutover", "expected"),
+    [
+        ("23JAN210535", "00:00", date(2021, 1, 23)),
+        ("24JAN210359", "04:00", date(2021, 1, 23)),
+        ("24JAN210400", "04:00", date(2021, 1, 24)),
+        ("01JAN210000", "00:30", date(2020, 12, 31)),
+    ],
+)
+def test_operation_day_cutover(raw: str, cutover: str, expected: date) -> None:
+    config = CoreConfig(opday_cutover=time.fromisoformat(cutover))
+    assert operation_day(raw, config) == expected
+    assert operation_day(Set(raw), config) == expected
