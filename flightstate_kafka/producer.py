@@ -1,0 +1,73 @@
+"""The producer factory: one place that decides how flightstate talks to the broker.
+
+Why the settings are what they are:
+
+- ``acks=all`` + ``enable.idempotence=true``: a record is acknowledged only once every
+  in-sync replica has it, and retries never duplicate or reorder within a partition.
+- ``max.in.flight.requests.per.connection`` ≤ 5 keeps idempotent ordering guarantees.
+- ``enable.gapless.guarantee``: if a record of a partition fails while a later one could
+  still succeed, librdkafka raises a fatal error instead of leaving a gap. A gap would
+  make the dispatcher publish an older ``schd`` version after a newer one on retry.
+- ``partitioner=murmur2_random``: the same key→partition mapping as the Java client, so
+  every producer of a FLID agrees on its partition.
+- A producer is disposable: after a fatal error (or, on tansu, after a broker restart,
+  which an idempotent producer does not survive) the dispatcher builds a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from confluent_kafka import Producer
+
+from flightstate_core.errors import ConfigError
+from flightstate_kafka.settings import KafkaSettings
+
+__all__ = ["PINNED", "ProducerFactory", "build_producer", "producer_config"]
+
+#: Properties an override may not change: they carry the delivery guarantees.
+PINNED: Mapping[str, str] = {
+    "acks": "all",
+    "enable.idempotence": "true",
+    "enable.gapless.guarantee": "true",
+}
+
+_DEFAULTS: Mapping[str, str] = {
+    "max.in.flight.requests.per.connection": "5",
+    "linger.ms": "5",
+    "batch.num.messages": "10000",
+    "batch.size": "1048576",
+    "queue.buffering.max.messages": "200000",
+    "compression.type": "lz4",
+    "partitioner": "murmur2_random",
+    "retry.backoff.ms": "100",
+    "socket.keepalive.enable": "true",
+    "log.connection.close": "false",
+}
+
+#: Builds a producer from its librdkafka configuration (tests may wrap it).
+ProducerFactory = Callable[[Mapping[str, str]], Producer]
+
+
+def producer_config(settings: KafkaSettings) -> dict[str, str]:
+    """librdkafka configuration of the dispatcher's producer (defaults, overrides, pins)."""
+    conf: dict[str, str] = {
+        "bootstrap.servers": settings.bootstrap_servers,
+        "client.id": settings.client_id,
+        "message.timeout.ms": str(int(settings.delivery_timeout_s * 1000)),
+        **_DEFAULTS,
+    }
+    for key, value in settings.producer_overrides.items():
+        if key in PINNED and str(value).lower() != PINNED[key]:
+            raise ConfigError(f"kafka.producer_overrides: {key} is pinned to {PINNED[key]}")
+        conf[key] = str(value)
+    conf.update(PINNED)
+    inflight = int(conf["max.in.flight.requests.per.connection"])
+    if not 1 <= inflight <= 5:  # noqa: PLR2004 - librdkafka's idempotence limit
+        raise ConfigError("max.in.flight.requests.per.connection must be 1..5 with idempotence")
+    return conf
+
+
+def build_producer(conf: Mapping[str, str]) -> Producer:
+    """The default ``ProducerFactory``: a plain ``confluent_kafka.Producer``."""
+    return Producer(dict(conf))

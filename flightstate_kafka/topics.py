@@ -1,0 +1,69 @@
+"""Topic provisioning (``runner.py topics``): ``schd`` compacted, ``msg`` time-retained.
+
+Idempotent: an existing topic is left as it is and reported. tansu (the test broker)
+accepts the configs on creation but does not compact; a real Kafka cluster applies them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+
+from flightstate_kafka._errors import translate
+from flightstate_kafka.settings import KafkaSettings, TopicSettings
+
+__all__ = ["provision_topics", "topic_configs"]
+
+
+def topic_configs(topics: TopicSettings) -> dict[str, dict[str, str]]:
+    """Topic-level configs by logical topic (``schd``, ``msg``)."""
+    common: dict[str, str] = {}
+    if topics.min_insync_replicas is not None:
+        common["min.insync.replicas"] = str(topics.min_insync_replicas)
+    return {
+        "schd": {
+            **common,
+            "cleanup.policy": "compact",
+            "min.compaction.lag.ms": str(topics.schd_min_compaction_lag_ms),
+            "delete.retention.ms": str(topics.schd_delete_retention_ms),
+        },
+        "msg": {
+            **common,
+            "cleanup.policy": "delete",
+            "retention.ms": str(topics.msg_retention_ms),
+        },
+    }
+
+
+def provision_topics(
+    settings: KafkaSettings, topics: TopicSettings | None = None, *, timeout: float = 30.0
+) -> Mapping[str, str]:
+    """Create the ``schd`` and ``msg`` topics if missing.
+
+    Returns Kafka topic name → ``"created"`` or ``"exists"``; raises a core error
+    (``flightstate_kafka._errors.translate``) on any other failure.
+    """
+    topics = topics or TopicSettings()
+    configs = topic_configs(topics)
+    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
+    new = [
+        NewTopic(settings.topics[logical], num_partitions=topics.partitions,
+                 replication_factor=topics.replication_factor, config=configs[logical])
+        for logical in ("schd", "msg")
+    ]
+    futures = admin.create_topics(new, request_timeout=timeout)
+    result: dict[str, str] = {}
+    for name, future in futures.items():
+        try:
+            future.result(timeout)
+            result[name] = "created"
+        except KafkaException as exc:
+            error = exc.args[0]
+            if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                result[name] = "exists"
+                continue
+            raise translate(exc, f"creating topic {name}") from exc
+    return result
