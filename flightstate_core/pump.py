@@ -133,26 +133,30 @@ class ServiceProcessor:
         store: StateStore,
         config: CoreConfig,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        after_save: service.AfterSave | None = None,
     ) -> None:
         self._store = store
         self._config = config
         self._clock = clock
+        self._after_save = after_save
 
     def process_batch(
         self, rows: Sequence[InboxRow], epoch: int | None
     ) -> Sequence[ProcessedMessage]:
         """See ``service.process_batch``."""
         return service.process_batch(
-            self._store, rows, self._config, now=self._clock(), epoch=epoch
-        )
+            self._store, rows, self._config, now=self._clock(), epoch=epoch,
+            after_save=self._after_save,
+        )  # fmt: skip
 
     def process_message(
         self, row: InboxRow, epoch: int | None, attempts: int
     ) -> ProcessedMessage | None:
         """See ``service.process_message``."""
         return service.process_message(
-            self._store, row, self._config, now=self._clock(), epoch=epoch, attempts=attempts
-        )
+            self._store, row, self._config, now=self._clock(), epoch=epoch,
+            attempts=attempts, after_save=self._after_save,
+        )  # fmt: skip
 
     def record_dead(
         self, row: InboxRow, reason: str, epoch: int | None, attempts: int

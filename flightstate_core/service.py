@@ -10,19 +10,18 @@
    satisfied, plus ``tx.load_codeshares`` for the message's FLIDs);
 6. ``decide``; 7. ``tx.save(ProcessedMessage)`` and commit.
 
-``process_batch`` runs several messages in one transaction with a savepoint each. Why
-the odd error path: if one message's work raises, only its savepoint is rolled back; the
-transaction still commits the messages before it, and then the exception is re-raised
-(with a note naming the message) for the caller to retry that message alone. Messages
-after it are not attempted. Retrying is safe: committed messages are replays (``None``).
+``process_batch`` runs several messages in one transaction with batch-level reads and one
+write (``flightstate_core.batch``). If one message's deciding raises, the messages before
+it commit and the exception is re-raised (with a note naming the message) for the caller
+to retry that message alone. Retrying is safe: committed messages are replays (``None``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Final, TypeAlias
 
 from attrs import frozen
 
@@ -62,6 +61,9 @@ class Undecodable:
 
 Decoded = Message | Undecodable
 """What decoding a row gives: a Message, or why it could not be decoded."""
+
+AfterSave: TypeAlias = Callable[[StateTransaction, Message, ProcessedMessage], None]
+"""Called inside the transaction after a decoded message is saved (e.g. RESP matching)."""
 
 MEDIUMINT_MAX: Final = 8_388_607  # cminmsgs.CMINMSGS_SUBSYSTEM_SEQUENCE is a MEDIUMINT
 _SUBSYSTEM_WIDTH: Final = 4  # varchar(4) columns
@@ -232,12 +234,15 @@ def _process_in_tx(  # noqa: PLR0917 - internal; tests/pg calls it positionally
     config: CoreConfig,
     now: datetime,
     attempts: int,
+    after_save: AfterSave | None = None,
 ) -> ProcessedMessage | None:
     if tx.get_proc(row.message_id) is not None:
         return None
     decision = _decide_in_tx(tx, row, decoded, config, now)
     processed = build_processed(row, decoded, decision, now=now, attempts=attempts)
     tx.save(processed)
+    if after_save is not None and not isinstance(decoded, Undecodable):
+        after_save(tx, decoded, processed)
     return processed
 
 
@@ -250,6 +255,7 @@ def process_message(
     epoch: int | None,
     attempts: int = 1,
     decoded: Message | Undecodable | ProtocolError | None = None,
+    after_save: AfterSave | None = None,
 ) -> ProcessedMessage | None:
     """Process one inbox row in its own transaction; ``None`` if it was already processed.
 
@@ -259,7 +265,7 @@ def process_message(
     subject = decode_row(row, config) if decoded is None else _as_decoded(decoded)
     with store.transaction() as tx:
         tx.lock_pipeline(epoch)
-        return _process_in_tx(tx, row, subject, config, now, attempts)
+        return _process_in_tx(tx, row, subject, config, now, attempts, after_save)
 
 
 def process_batch(
@@ -269,48 +275,17 @@ def process_batch(
     *,
     now: datetime,
     epoch: int | None,
+    after_save: AfterSave | None = None,
 ) -> list[ProcessedMessage]:
-    """Process rows in FIFO order in one transaction, one savepoint per message.
+    """Process rows in FIFO order in one transaction: see ``flightstate_core.batch``.
 
-    Returns what was written (replays are skipped). If a message raises, its savepoint is
-    rolled back, the messages before it commit, and the exception is re-raised (see the
-    module docstring); the caller retries that message alone.
+    Returns what was written (replays are skipped). If deciding a message raises, the
+    messages before it commit and the exception is re-raised for the caller to retry that
+    message alone; if the batch's write raises, nothing commits.
     """
-    prepared, failure = _decode_prefix(rows, config)
-    results: list[ProcessedMessage] = []
-    if prepared:
-        with store.transaction() as tx:
-            tx.lock_pipeline(epoch)
-            for row, decoded in prepared:
-                try:
-                    with tx.savepoint():
-                        processed = _process_in_tx(tx, row, decoded, config, now, 1)
-                except Exception as exc:
-                    failure = (row, exc)
-                    break
-                if processed is not None:
-                    results.append(processed)
-    if failure is not None:
-        failed_row, error = failure
-        error.add_note(
-            f"process_batch: failed at message {failed_row.message_id}; "
-            f"{len(results)} earlier message(s) committed"
-        )
-        raise error
-    return results
+    from flightstate_core.batch import process_batch as run_batch  # noqa: PLC0415 - cycle
 
-
-def _decode_prefix(
-    rows: Sequence[InboxRow], config: CoreConfig
-) -> tuple[list[tuple[InboxRow, Decoded]], tuple[InboxRow, Exception] | None]:
-    """Decode rows until one raises unexpectedly (that row and the rest wait)."""
-    prepared: list[tuple[InboxRow, Decoded]] = []
-    for row in rows:
-        try:
-            prepared.append((row, decode_row(row, config)))
-        except Exception as exc:
-            return prepared, (row, exc)
-    return prepared, None
+    return run_batch(store, rows, config, now=now, epoch=epoch, after_save=after_save)
 
 
 def record_dead(

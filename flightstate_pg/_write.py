@@ -1,4 +1,5 @@
-"""The writes of one ``save``: pipelined (one round trip) for a message, COPY for a package.
+"""The writes of a ``save``: pipelined (one round trip) for a message, COPY for a package
+or a batch.
 
 Order (each a step the fault hook sees, so tests can fail the save between any two):
 ``flights`` (main-row upserts), ``details:<TABLE>`` for each detail table (delete-then-
@@ -25,7 +26,7 @@ from flightstate_core.state import FlightState
 from flightstate_pg._codec import TypedValues, detail_rows, main_row, validate
 from flightstate_pg._schema import DETAILS, MAIN, PROC_COLUMNS, DetailSql
 
-__all__ = ["BULK_FLIGHTS", "WRITE_STEPS", "FaultHook", "write_processed"]
+__all__ = ["BULK_FLIGHTS", "WRITE_STEPS", "FaultHook", "write_many", "write_processed"]
 
 Conn = psycopg.Connection[Any]
 Cursor = psycopg.Cursor[Any]
@@ -48,8 +49,9 @@ _EVENT_INSERT: Final = (
 _EVENT_COPY: Final = (
     "COPY MSG_EVENT (TOPIC, EVENT_KEY, PAYLOAD, FLID, STATE_VERSION, KIND, MESSAGE_ID) FROM STDIN"
 )
-#: A message with at least this many flights is written with COPY instead of a pipeline.
+#: A write with at least this many flights (or event rows) uses COPY instead of a pipeline.
 BULK_FLIGHTS: Final = 16
+BULK_ROWS: Final = 64
 _PROC_INSERT: Final = (
     f"INSERT INTO PROC_STATE ({', '.join(PROC_COLUMNS)}) "  # noqa: S608 - layout identifiers
     f"VALUES ({', '.join(['%s'] * len(PROC_COLUMNS))})"
@@ -158,22 +160,56 @@ def write_processed(
     hook: FaultHook | None,
     inbox_name: str,
 ) -> None:
-    """Write everything of one processed message (the caller owns the transaction).
+    """Write everything of one processed message (the caller owns the transaction)."""
+    write_many(conn, [processed], known=known, typed=typed, hook=hook, inbox_name=inbox_name)
 
-    Small messages go out in one pipeline (one round trip); a package of at least
-    ``BULK_FLIGHTS`` flights uses COPY (main rows through a temp stage table and an
-    INSERT ... ON CONFLICT), which pipeline mode cannot carry.
+
+def _final_states(batch: Sequence[ProcessedMessage]) -> list[FlightState]:
+    """The last state of each flight the batch changed (earlier versions live in events)."""
+    final: dict[str, FlightState] = {}
+    for processed in batch:
+        final.update(processed.states)
+    return list(final.values())
+
+
+def _batch_rows(batch: Sequence[ProcessedMessage]) -> tuple[list[list[Any]], list[list[Any]]]:
+    events: list[list[Any]] = []
+    procs: list[list[Any]] = []
+    for processed in batch:
+        try:
+            events += _event_rows(processed)
+        except UnicodeDecodeError as exc:
+            raise PermanentError(
+                f"message {processed.proc.message_id}: payload not UTF-8"
+            ) from exc
+        procs.append(_proc_row(processed))
+    return events, procs
+
+
+def write_many(
+    conn: Conn,
+    batch: Sequence[ProcessedMessage],
+    *,
+    known: Mapping[str, FlightState | None],
+    typed: TypedValues,
+    hook: FaultHook | None,
+    inbox_name: str,
+) -> None:
+    """Write several processed messages at once, with the effect of writing each in order.
+
+    ``known`` holds the states as stored before the batch; only the final state of each
+    flight is written, and only detail tables whose collections differ from ``known``.
+    Small batches go out in one pipeline (one round trip); once there are
+    ``BULK_FLIGHTS`` flights or many rows, COPY (main rows through a temp stage table and
+    an INSERT ... ON CONFLICT), which pipeline mode cannot carry.
     """
-    states = list(processed.states.values())
+    states = _final_states(batch)
     for state in states:
         validate(state)
-    try:
-        events = _event_rows(processed)
-    except UnicodeDecodeError as exc:
-        raise PermanentError(f"message {processed.proc.message_id}: payload not UTF-8") from exc
-    proc = _proc_row(processed)
+    events, procs = _batch_rows(batch)
     step: FaultHook = hook if hook is not None else (lambda _step, _conn: None)
-    bulk = len(states) >= BULK_FLIGHTS
+    bulk = len(states) >= BULK_FLIGHTS or len(events) >= BULK_ROWS
+    cursor_value = max((p.cursor for p in batch if p.cursor is not None), default=None)
     with nullcontext() if bulk else conn.pipeline():
         cursor = conn.cursor()
         _write_main(cursor, [main_row(state, typed) for state in states], bulk)
@@ -186,12 +222,13 @@ def write_processed(
             step(f"details:{detail.table.name}", conn)
         _rows_out(cursor, _EVENT_INSERT, _EVENT_COPY, events, bulk)
         step("events", conn)
-        cursor.execute(_PROC_INSERT, proc)
+        _many(cursor, _PROC_INSERT, procs)
         step("proc", conn)
-        if processed.cursor is not None:
-            cursor.execute(_CURSOR_UPSERT, (inbox_name, processed.cursor))
+        if cursor_value is not None:
+            cursor.execute(_CURSOR_UPSERT, (inbox_name, cursor_value))
         step("cursor", conn)
-        _write_snap_log(cursor, processed)
+        for processed in batch:
+            _write_snap_log(cursor, processed)
         step("snap_log", conn)
 
 

@@ -14,7 +14,7 @@ savepoint rollback restores the cache as it was when the savepoint was taken.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Final, ParamSpec, TypeVar
@@ -29,7 +29,7 @@ from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
 from flightstate_pg._load import BY_FLIDS, fetch_codeshares, fetch_states
 from flightstate_pg._schema import PROC_COLUMNS
-from flightstate_pg._write import FaultHook, write_processed
+from flightstate_pg._write import FaultHook, write_many, write_processed
 
 __all__ = ["PgTransaction"]
 
@@ -41,6 +41,12 @@ _LOCK: Final = "SELECT EPOCH FROM PIPELINE_LOCK WHERE LOCK_NAME = %s FOR UPDATE"
 _GET_PROC: Final = (
     f"SELECT {', '.join(PROC_COLUMNS[:14])} FROM PROC_STATE "  # noqa: S608 - layout identifiers
     "WHERE MESSAGE_ID = %s"
+)
+_GET_PROCS: Final = "SELECT MESSAGE_ID FROM PROC_STATE WHERE MESSAGE_ID = ANY(%s)"
+_DUPLICATES: Final = (
+    "SELECT IDENTITY_KEY, PAYLOAD_DIGEST, MESSAGE_ID, DTTM FROM PROC_STATE "
+    "WHERE STATUS = 'SUCCEEDED' AND (IDENTITY_KEY, PAYLOAD_DIGEST) IN "
+    "(SELECT * FROM unnest(%s::text[], %s::text[]))"
 )
 _DUPLICATE: Final = (
     "SELECT MESSAGE_ID FROM PROC_STATE WHERE IDENTITY_KEY = %s AND PAYLOAD_DIGEST = %s "
@@ -86,6 +92,11 @@ class PgTransaction:
         self._locked = False
         self._savepoints = 0
         self._known: dict[str, FlightState | None] = {}  # None: known not to exist
+
+    @property
+    def connection(self) -> Conn:
+        """The open connection (package-internal writers: lifecycle, requests, operator)."""
+        return self._conn
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -169,3 +180,38 @@ class PgTransaction:
             hook=self._fault_hook, inbox_name=self._inbox_name,
         )  # fmt: skip
         self._known.update(processed.states)
+
+    @_guarded
+    def get_procs(self, message_ids: Collection[int]) -> set[int]:
+        """Which of these message ids already have a PROC_STATE row (one query)."""
+        self._require_lock()
+        rows = self._conn.execute(_GET_PROCS, (list(message_ids),)).fetchall()
+        return {int(row[0]) for row in rows}
+
+    @_guarded
+    def find_duplicates(
+        self, keys: Collection[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[tuple[int, datetime | None]]]:
+        """SUCCEEDED (message id, DTTM) pairs per (identity_key, digest), one query."""
+        self._require_lock()
+        if not keys:
+            return {}
+        pairs = list(keys)
+        rows = self._conn.execute(
+            _DUPLICATES, ([k for k, _ in pairs], [d for _, d in pairs])
+        ).fetchall()
+        found: dict[tuple[str, str], list[tuple[int, datetime | None]]] = {}
+        for key, digest, message_id, dttm in rows:
+            found.setdefault((key, digest), []).append((int(message_id), dttm))
+        return found
+
+    @_guarded
+    def save_many(self, batch: Sequence[ProcessedMessage]) -> None:
+        """Write several processed messages at once (same effect as ``save`` of each)."""
+        self._require_lock()
+        write_many(
+            self._conn, batch, known=self._known, typed=self._typed,
+            hook=self._fault_hook, inbox_name=self._inbox_name,
+        )  # fmt: skip
+        for processed in batch:
+            self._known.update(processed.states)

@@ -332,7 +332,9 @@ def flop_messages(
     """A FLOP message of ``styp`` (any subtype when None) with 1..3 blocks."""
     styp = styp if styp is not None else draw(st.sampled_from(sorted(FLOP_SUBTYPES)))
     count = draw(st.integers(1, 3))
-    blocks = tuple(draw(flop_blocks(styp, draw(flid or flids()))) for _ in range(count))
+    blocks = tuple(
+        draw(flop_blocks(styp, draw(flid if flid is not None else flids()))) for _ in range(count)
+    )
     return FlopMessage(draw(envelopes("FLOP", styp)), blocks)
 
 

@@ -6,16 +6,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
+from unittest.mock import patch
 
 import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import FlightstateError
 from flightstate_core.memory import MemoryStore
 from flightstate_core.records import InboxRow
-from flightstate_core.service import _process_in_tx, process_message
+from flightstate_core import service
+from flightstate_core.service import _process_in_tx, process_batch, process_message
 from flightstate_core.testing.histories import Step, histories
 from flightstate_core.wire import wire
 from flightstate_pg import PgStore
@@ -136,3 +139,46 @@ def test_one_transaction_with_savepoints_equals_one_by_one(
                 continue  # rolled back to its savepoint; the memory run saw the same error
     assert list(pg_store.iter_flights(page_size=4)) == list(memory.iter_flights())
     assert _pg_events(pg_store.dsn) == _memory_events(memory)  # type: ignore[attr-defined]
+
+
+def _run_batched(store: PgStore, history: list[Step], size: int) -> None:
+    """The batch engine in chunks of ``size``; a chunk that fails goes one by one (the
+    pump's fallback)."""
+    entries = list(_rows(history))
+    decoded = {row.message_id: message for row, message in entries}
+    rows = [row for row, _ in entries]
+    # decode_row is ours: the history's messages are already decoded, so look them up
+    with patch.object(service, "decode_row", lambda r, _c: decoded[r.message_id]):
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            try:
+                process_batch(store, chunk, CONFIG, now=NOW, epoch=None)
+            except FlightstateError:
+                for row in chunk:
+                    try:
+                        process_message(store, row, CONFIG, now=NOW, epoch=None,
+                                        decoded=decoded[row.message_id])  # fmt: skip
+                    except FlightstateError:
+                        continue
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=_SUPPRESS)
+@given(history=histories(max_size=25), size=st.integers(1, 12))
+def test_batch_engine_equals_one_by_one(
+    pg_store: PgStore, history: list[Step], size: int
+) -> None:
+    """Batch-level reads and one write per batch (flightstate_core.batch) on PostgreSQL end
+    exactly where the memory store ends one message at a time: states, events, PROC_STATE,
+    cursor."""
+    _reset(pg_store.dsn)  # type: ignore[attr-defined]
+    memory = MemoryStore()
+    _run(memory, history)
+    _run_batched(pg_store, history, size)
+    assert list(pg_store.iter_flights(page_size=4)) == list(memory.iter_flights())
+    assert _pg_events(pg_store.dsn) == _memory_events(memory)  # type: ignore[attr-defined]
+    ids = range(1, len(history) + 2)
+    with pg_store.transaction() as tx:
+        tx.lock_pipeline(None)
+        assert [tx.get_proc(i) for i in ids] == [memory.proc(i) for i in ids]
+    assert (pg_store.inbox_cursor() or 0) == memory.cursor()
+    _assert_read_after_write_is_the_wire(pg_store)
