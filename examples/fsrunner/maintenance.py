@@ -1,0 +1,174 @@
+"""Operator commands over ``flightstate_pg.lifecycle/requests/operator`` (issue 9).
+
+``cleanup`` (retention), ``request-schedule`` (RQFD into coutmsgs), ``requests`` (match
+answers, resend, list), ``republish`` (fresh ``schd`` records of the current state),
+``history FLID``. Each opens its adapters when it runs; ``register`` only declares them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import click
+
+from examples.fsrunner.config import RunnerConfig
+from examples.fsrunner.wiring import require
+from flightstate_core.errors import ConfigError
+
+__all__ = ["register"]
+
+Loader = Callable[..., RunnerConfig]
+
+
+def _store(config: RunnerConfig, command: str) -> Any:
+    from flightstate_pg import PgStore  # noqa: PLC0415
+
+    return PgStore(require(config, "pg_dsn", command), config.core(),
+                   inbox_name=config.inbox_table)  # fmt: skip
+
+
+def _local(text: str, config: RunnerConfig, option: str) -> datetime:
+    """``YYYY-MM-DD[ HH:MM]`` in the airport zone."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ConfigError(f"{option}: {text!r} is not YYYY-MM-DD[ HH:MM]") from exc
+    return value if value.tzinfo else value.replace(tzinfo=ZoneInfo(config.airport_tz))
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def register(cli: click.Group, command: Callable[..., Any], load: Loader) -> None:
+    """Add the maintenance commands to *cli* (``command`` maps errors to exit codes)."""
+    _register_cleanup(cli, command, load)
+    _register_requests(cli, command, load)
+    _register_operator(cli, command, load)
+
+
+def _register_cleanup(cli: click.Group, command: Callable[..., Any], load: Loader) -> None:
+    @cli.command()
+    @click.option("--retention-days", type=float, default=3.0, show_default=True)
+    @click.option("--quiet-days", type=float, default=2.0, show_default=True)
+    @click.option("--limit", type=int, help="Examine at most this many candidates.")
+    @click.pass_context
+    @command
+    def cleanup(ctx: click.Context, retention_days: float, quiet_days: float,
+                limit: int | None) -> None:  # fmt: skip
+        """Archive and remove flights that have ended (retention rules)."""
+        from flightstate_core.lifecycle import RetentionPolicy  # noqa: PLC0415
+        from flightstate_pg.lifecycle import run_cleanup  # noqa: PLC0415
+
+        config = load(ctx)
+        policy = RetentionPolicy(retention=timedelta(days=retention_days),
+                                 quiet_period=timedelta(days=quiet_days))  # fmt: skip
+        store = _store(config, "cleanup")
+        try:
+            report = run_cleanup(store, policy, config.core(), now=datetime.now(UTC), limit=limit)
+        finally:
+            store.close()
+        click.echo(f"removed {report.removed} flight(s) ({report.tombstoned} tombstoned), "
+                   f"kept {report.kept}, {report.batches} batch(es)")  # fmt: skip
+
+
+def _register_requests(cli: click.Group, command: Callable[..., Any], load: Loader) -> None:
+    @cli.command("request-schedule")
+    @click.option("--from", "start", required=True, help="Airport-local YYYY-MM-DD[ HH:MM].")
+    @click.option("--to", "end", required=True, help="Airport-local YYYY-MM-DD[ HH:MM].")
+    @click.pass_context
+    @command
+    def request_schedule_cmd(ctx: click.Context, start: str, end: str) -> None:
+        """Send a daily-schedule request (RQFD) through coutmsgs."""
+        from flightstate_mysql.outbound import MySqlOutbound  # noqa: PLC0415
+        from flightstate_pg.requests import request_schedule  # noqa: PLC0415
+
+        config = load(ctx)
+        window = (_local(start, config, "--from"), _local(end, config, "--to"))
+        if window[0] > window[1]:
+            raise ConfigError("--from: must not be after --to")
+        outbound = MySqlOutbound(require(config, "mysql_dsn", "request-schedule"),
+                                 local_tz=config.airport_tz)  # fmt: skip
+        store = _store(config, "request-schedule")
+        try:
+            request_id = request_schedule(store, outbound, *window, now=datetime.now(UTC),
+                                          config=config.core())  # fmt: skip
+        finally:
+            store.close()
+            outbound.close()
+        click.echo(f"request {request_id} sent ({window[0]:%Y-%m-%d %H:%M} .. "
+                   f"{window[1]:%Y-%m-%d %H:%M})")  # fmt: skip
+
+    @cli.command()
+    @click.option("--resend", is_flag=True, help="Also resend unanswered requests.")
+    @click.option("--timeout-minutes", type=float, default=10.0, show_default=True)
+    @click.option("--max-attempts", type=int, default=3, show_default=True)
+    @click.pass_context
+    @command
+    def requests(ctx: click.Context, resend: bool, timeout_minutes: float,
+                 max_attempts: int) -> None:  # fmt: skip
+        """Match applied SCHD RESP answers to requests, optionally resend, list them."""
+        from flightstate_pg.requests import (  # noqa: PLC0415
+            reconcile_responses,
+            request_status,
+            resend_due,
+        )
+
+        config = load(ctx)
+        store, now = _store(config, "requests"), datetime.now(UTC)
+        try:
+            matched = reconcile_responses(store, config.core(), now=now)
+            if resend:
+                from flightstate_mysql.outbound import MySqlOutbound  # noqa: PLC0415
+
+                outbound = MySqlOutbound(require(config, "mysql_dsn", "requests --resend"),
+                                         local_tz=config.airport_tz)  # fmt: skip
+                try:
+                    resend_due(store, outbound, now=now, config=config.core(),
+                               timeout=timedelta(minutes=timeout_minutes),
+                               max_attempts=max_attempts)  # fmt: skip
+                finally:
+                    outbound.close()
+            report = request_status(store).as_dict()
+        finally:
+            store.close()
+        _echo_json({"matched": {"answered": matched.answered,
+                                "unsolicited": matched.unsolicited}, **report})  # fmt: skip
+
+
+def _register_operator(cli: click.Group, command: Callable[..., Any], load: Loader) -> None:
+    @cli.command()
+    @click.option("--flid", "flids", multiple=True, help="Only these flights (repeatable).")
+    @click.pass_context
+    @command
+    def republish(ctx: click.Context, flids: tuple[str, ...]) -> None:
+        """Write a fresh schd record of the current state (all flights, or --flid)."""
+        from flightstate_pg.operator import republish as do_republish  # noqa: PLC0415
+
+        config = load(ctx)
+        store = _store(config, "republish")
+        try:
+            written = do_republish(store, config.core(), now=datetime.now(UTC),
+                                   flids=list(flids) or None)  # fmt: skip
+        finally:
+            store.close()
+        click.echo(f"{written} record(s) written to the outbox")
+
+    @cli.command()
+    @click.argument("flid")
+    @click.pass_context
+    @command
+    def history(ctx: click.Context, flid: str) -> None:
+        """The messages that changed FLID, in order, with the fields each changed."""
+        from flightstate_pg.operator import flight_history  # noqa: PLC0415
+
+        config = load(ctx)
+        store = _store(config, "history")
+        try:
+            _echo_json(flight_history(store, flid))
+        finally:
+            store.close()

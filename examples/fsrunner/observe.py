@@ -1,0 +1,147 @@
+"""Logs and metrics around the pump and the dispatcher.
+
+The pump has no per-message callback, so ``ObservedProcessor`` wraps its
+``MessageProcessor``: every ``ProcessedMessage`` the service returns is one JSON log line
+and one ``flightstate_messages{outcome}`` increment. A batch is one transaction, so the
+latency histogram observes the whole call and a message's ``duration_ms`` is the batch time
+divided by the messages it finished (``batch`` says how many shared it).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+
+from examples.fsrunner.metrics import RunnerMetrics
+from flightstate_core.pump import MessageProcessor
+from flightstate_core.records import InboxRow, ProcessedMessage
+
+__all__ = ["MetricsObserver", "ObservedProcessor", "message_fields"]
+
+_FLID = re.compile(r"<FLID>([^<]{1,40})</FLID>")
+_MAX_FLIDS = 10
+
+
+def _flids(processed: ProcessedMessage, raw: str | None) -> list[str]:
+    changed = sorted(processed.states)
+    if changed:
+        return changed[:_MAX_FLIDS]
+    # Nothing changed (DEAD, IGNORED, DUPLICATE): name the flight the message was about.
+    match = _FLID.search(raw or "")
+    return [match.group(1)] if match else []
+
+
+def message_fields(
+    processed: ProcessedMessage, seconds: float, batch: int, raw: str | None = None
+) -> dict[str, object]:
+    """The fields of one message-outcome log line."""
+    proc = processed.proc
+    flids = _flids(processed, raw)
+    return {
+        "event": "message",
+        "message_id": proc.message_id,
+        "outcome": proc.status.value,
+        "TYPE": proc.type,
+        "STYP": proc.styp,
+        "FLID": flids[0] if len(flids) == 1 else flids,
+        "flights_changed": len(processed.states),
+        "events": len(processed.events),
+        "reason": proc.reason,
+        "attempts": proc.attempts,
+        "duration_ms": round(seconds * 1000, 3),
+        "batch": batch,
+    }
+
+
+class ObservedProcessor:
+    """A ``MessageProcessor`` that logs and counts what the wrapped one finishes."""
+
+    def __init__(
+        self,
+        inner: MessageProcessor,
+        metrics: RunnerMetrics,
+        log: logging.Logger,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self._inner = inner
+        self._metrics = metrics
+        self._log = log
+        self._clock = clock
+
+    def process_batch(
+        self, rows: Sequence[InboxRow], epoch: int | None
+    ) -> Sequence[ProcessedMessage]:
+        """Delegate, then log each finished message."""
+        start = self._clock()
+        try:
+            results = self._inner.process_batch(rows, epoch)
+        finally:
+            self._metrics.transaction_seconds.observe(self._clock() - start)
+        self._observe(results, self._clock() - start, rows)
+        return results
+
+    def process_message(
+        self, row: InboxRow, epoch: int | None, attempts: int
+    ) -> ProcessedMessage | None:
+        """Delegate, then log the finished message."""
+        start = self._clock()
+        try:
+            result = self._inner.process_message(row, epoch, attempts)
+        finally:
+            self._metrics.transaction_seconds.observe(self._clock() - start)
+        self._observe([] if result is None else [result], self._clock() - start, [row])
+        return result
+
+    def record_dead(
+        self, row: InboxRow, reason: str, epoch: int | None, attempts: int
+    ) -> ProcessedMessage | None:
+        """Delegate, then log the DEAD record."""
+        start = self._clock()
+        result = self._inner.record_dead(row, reason, epoch, attempts)
+        self._observe([] if result is None else [result], self._clock() - start, [row])
+        return result
+
+    def _observe(
+        self, results: Sequence[ProcessedMessage], seconds: float, rows: Sequence[InboxRow]
+    ) -> None:
+        if not results:
+            return
+        raws = {row.message_id: row.raw for row in rows}
+        share = seconds / len(results)
+        for processed in results:
+            status = processed.proc.status.value
+            self._metrics.messages.labels(status).inc()
+            fields = message_fields(processed, share, len(results),
+                                    raws.get(processed.proc.message_id))  # fmt: skip
+            level = logging.WARNING if status == "DEAD" else logging.INFO
+            self._log.log(level, "message %s", status, extra=fields)
+
+
+class MetricsObserver:
+    """A ``flightstate_kafka`` ``DispatchObserver`` feeding the runner's metrics."""
+
+    def __init__(self, metrics: RunnerMetrics) -> None:
+        self._metrics = metrics
+        self.rows_delivered = 0
+        self.records_delivered = 0
+        self.failures = 0
+
+    def delivered(self, topic: str, records: int, rows: int) -> None:
+        """Count delivered records (by logical topic) and the outbox rows they settled."""
+        self._metrics.events_published.labels(topic).inc(records)
+        self.rows_delivered += rows
+        self.records_delivered += records
+
+    def failed(self, records: int) -> None:
+        """Count undelivered records (they stay in the outbox)."""
+        self.failures += records
+
+    def producer_rebuilt(self, reason: str) -> None:
+        """Nothing to record beyond the dispatcher's own warning."""
+
+    def backlog(self, count: int, oldest_age_s: float | None) -> None:
+        """Set the outbox gauges."""
+        self._metrics.outbox_backlog.set(count)
+        self._metrics.outbox_oldest_age.set(oldest_age_s or 0.0)

@@ -1,0 +1,192 @@
+"""Read-only probes for status and metrics: inbox lag, PROC_STATE counts, DEAD list, and the
+runner's own two tables (heartbeat, requeue audit).
+
+The ports carry no "how far behind are we" query, so these few statements live here, with
+bound parameters and validated identifiers. Each probe opens a short autocommit
+connection; nothing is held between calls. Inbox timestamps are airport-local and
+zone-less (spec §2), so ages are computed in the airport zone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import psycopg
+from attrs import asdict, frozen
+from psycopg import sql
+
+from examples.fsrunner.config import RunnerConfig
+
+__all__ = [
+    "InboxLag",
+    "dead_messages",
+    "ensure_runner_tables",
+    "inbox_lag",
+    "last_heartbeat",
+    "outcome_counts",
+    "pending_backfills",
+    "write_heartbeat",
+]
+
+RUNNER_DDL = (
+    """CREATE TABLE IF NOT EXISTS RUNNER_HEARTBEAT (
+    HOLDER text PRIMARY KEY, UPDATED_AT timestamptz NOT NULL, IS_LEADER boolean NOT NULL,
+    LAST_ERROR text, STATS text)""",
+    """CREATE TABLE IF NOT EXISTS RUNNER_REQUEUE (
+    REQUEUE_ID bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, MESSAGE_ID bigint NOT NULL,
+    REQUEUED_AT timestamptz NOT NULL DEFAULT now(), PREVIOUS_STATUS text NOT NULL,
+    PREVIOUS_REASON text, PREVIOUS_ATTEMPTS integer, NEW_STATUS text)""",
+)
+
+
+@frozen
+class InboxLag:
+    """Rows after the cursor: how many, the head's id and age (seconds), the newest id."""
+
+    lag: int
+    head_id: int | None
+    head_age_s: float | None
+    last_id: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+@contextlib.contextmanager
+def _pg(dsn: str) -> Iterator[psycopg.Connection[Any]]:
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
+        yield conn
+
+
+def _age(received: Any, zone: ZoneInfo) -> float | None:
+    if not isinstance(received, datetime):
+        return None
+    aware = received.replace(tzinfo=zone) if received.tzinfo is None else received
+    return max(0.0, (datetime.now(UTC) - aware).total_seconds())
+
+
+_LAG = "SELECT count(*), min(CMINMSGS_ID), max(CMINMSGS_ID) FROM {t} WHERE CMINMSGS_ID > %s"
+_HEAD = "SELECT CMINMSGS_DATE_RECEIVED FROM {t} WHERE CMINMSGS_ID = %s"
+
+
+def _mysql_lag(config: RunnerConfig, after: int) -> tuple[tuple[Any, ...], Any]:
+    import pymysql  # noqa: PLC0415 - only with a MySQL inbox
+
+    from flightstate_mysql import mysql_errors, parse_mysql_dsn  # noqa: PLC0415
+
+    table = f"`{config.inbox_table}`"  # a plain name: validated by RunnerConfig
+    with mysql_errors("inbox lag"):
+        conn = pymysql.connect(autocommit=True, **parse_mysql_dsn(str(config.mysql_dsn)))
+        try:
+            with conn.cursor() as cur:
+                cur.execute(_LAG.format(t=table), (after,))
+                counted = cur.fetchone()
+                cur.execute(_HEAD.format(t=table), (counted[1],))
+                head = cur.fetchone()
+        finally:
+            conn.close()
+    return counted, head[0] if head else None
+
+
+def _pg_lag(config: RunnerConfig, pg_dsn: str, after: int) -> tuple[tuple[Any, ...], Any]:
+    table = sql.Identifier(config.inbox_table.lower())
+    with _pg(pg_dsn) as conn:
+        found = conn.execute(sql.SQL(_LAG).format(t=table), (after,)).fetchone()
+        counted = found or (0, None, None)
+        head = conn.execute(sql.SQL(_HEAD).format(t=table), (counted[1],)).fetchone()
+    return counted, head[0] if head else None
+
+
+def inbox_lag(config: RunnerConfig, pg_dsn: str, cursor: int | None) -> InboxLag:
+    """How far the inbox is ahead of *cursor* (rows with a greater CMINMSGS_ID)."""
+    after = cursor or 0
+    if config.mysql_dsn:
+        counted, received = _mysql_lag(config, after)
+    else:
+        counted, received = _pg_lag(config, pg_dsn, after)
+    count, head, last = counted
+    return InboxLag(int(count), head, _age(received, ZoneInfo(config.airport_tz)), last)
+
+
+# ---------------------------------------------------------------------- store side
+
+_OUTCOMES = "SELECT STATUS, count(*) FROM PROC_STATE GROUP BY STATUS ORDER BY STATUS"
+_DEAD = (
+    "SELECT MESSAGE_ID, MSG_TYPE, MSG_STYP, REASON, ATTEMPTS, PROCESSED_AT FROM PROC_STATE "
+    "WHERE STATUS = 'DEAD' ORDER BY MESSAGE_ID DESC LIMIT %s"
+)
+_BACKFILL = "SELECT count(*) FROM PROC_STATE WHERE BACKFILL_STATUS = 'PENDING'"
+
+
+def outcome_counts(pg_dsn: str) -> dict[str, int]:
+    """PROC_STATE rows by STATUS."""
+    with _pg(pg_dsn) as conn:
+        return {status: int(n) for status, n in conn.execute(_OUTCOMES).fetchall()}
+
+
+def dead_messages(pg_dsn: str, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest DEAD messages (id, TYPE, STYP, reason, attempts, when)."""
+    with _pg(pg_dsn) as conn:
+        rows = conn.execute(_DEAD, (limit,)).fetchall()
+    return [
+        {"message_id": mid, "type": mtype, "styp": styp, "reason": reason,
+         "attempts": attempts, "processed_at": at.isoformat() if at else None}
+        for mid, mtype, styp, reason, attempts, at in rows
+    ]  # fmt: skip
+
+
+def pending_backfills(pg_dsn: str) -> int:
+    """Committed messages whose outcome is not yet written back to the inbox."""
+    with _pg(pg_dsn) as conn:
+        row = conn.execute(_BACKFILL).fetchone()
+    return int(row[0]) if row else 0
+
+
+# ---------------------------------------------------------------------- runner tables
+
+
+def ensure_runner_tables(pg_dsn: str) -> None:
+    """Create the runner's heartbeat and requeue-audit tables if missing."""
+    with _pg(pg_dsn) as conn:
+        for ddl in RUNNER_DDL:
+            conn.execute(ddl)
+
+
+_BEAT = (
+    "INSERT INTO RUNNER_HEARTBEAT (HOLDER, UPDATED_AT, IS_LEADER, LAST_ERROR, STATS) "
+    "VALUES (%s, now(), %s, %s, %s) ON CONFLICT (HOLDER) DO UPDATE SET "
+    "UPDATED_AT = now(), IS_LEADER = EXCLUDED.IS_LEADER, LAST_ERROR = EXCLUDED.LAST_ERROR, "
+    "STATS = EXCLUDED.STATS"
+)
+_LAST_BEAT = (
+    "SELECT HOLDER, UPDATED_AT, IS_LEADER, LAST_ERROR, STATS FROM RUNNER_HEARTBEAT "
+    "ORDER BY UPDATED_AT DESC LIMIT 1"
+)
+
+
+def write_heartbeat(
+    pg_dsn: str, holder: str, *, leader: bool, last_error: str | None, stats: dict[str, Any]
+) -> None:
+    """Record this process's state for ``status`` (best effort: the caller ignores errors)."""
+    with _pg(pg_dsn) as conn:
+        conn.execute(_BEAT, (holder, leader, last_error, json.dumps(stats, default=str)))
+
+
+def last_heartbeat(pg_dsn: str) -> dict[str, Any] | None:
+    """The most recent runner heartbeat, or None (no table yet, or no runner ever ran)."""
+    with _pg(pg_dsn) as conn:
+        try:
+            row = conn.execute(_LAST_BEAT).fetchone()
+        except psycopg.errors.UndefinedTable:
+            return None
+    if row is None:
+        return None
+    holder, at, leader, error, stats = row
+    return {"holder": holder, "updated_at": at.isoformat(), "is_leader": leader,
+            "last_error": error, "stats": json.loads(stats) if stats else None}  # fmt: skip

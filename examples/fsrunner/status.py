@@ -1,0 +1,88 @@
+"""``status``: one look at the pipeline, as a dict (``--json``) or as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from examples.fsrunner import probes
+from examples.fsrunner.config import RunnerConfig
+from examples.fsrunner.wiring import require
+from flightstate_pg import PgStore
+from flightstate_pg.lease import PgLeaderLease
+from flightstate_pg.outbox import PgOutbox
+
+__all__ = ["collect", "render"]
+
+
+def _leader(dsn: str) -> dict[str, Any] | None:
+    lease = PgLeaderLease(dsn)
+    try:
+        found = lease.status()
+    finally:
+        lease.close()
+    if found is None:
+        return None
+    epoch, holder, unexpired = found
+    active = bool(holder and unexpired)
+    return {"holder": holder if active else None, "epoch": epoch, "active": active}
+
+
+def _outbox(dsn: str) -> dict[str, Any]:
+    outbox = PgOutbox(dsn)
+    try:
+        backlog = outbox.backlog()
+    finally:
+        outbox.close()
+    return {"backlog": backlog.count, "oldest_age_s": backlog.oldest_age_s}
+
+
+def collect(config: RunnerConfig, dead_limit: int = 50) -> dict[str, Any]:
+    """Everything ``status`` shows."""
+    dsn = require(config, "pg_dsn", "status")
+    store = PgStore(dsn, config.core(), inbox_name=config.inbox_table)
+    try:
+        cursor = store.inbox_cursor()
+    finally:
+        store.close()
+    lag = probes.inbox_lag(config, dsn, cursor)
+    beat = probes.last_heartbeat(dsn)
+    dead = probes.dead_messages(dsn, dead_limit)
+    return {
+        "leader": _leader(dsn),
+        "inbox": {"table": config.inbox_table,
+                  "kind": "mysql" if config.mysql_dsn else "postgresql",
+                  "cursor": cursor, **lag.as_dict()},
+        "outcomes": probes.outcome_counts(dsn),
+        "dead": dead,
+        "backfill_backlog": probes.pending_backfills(dsn),
+        "outbox": _outbox(dsn),
+        "last_error": beat["last_error"] if beat else None,
+        "last_runner": beat,
+        "config": config.describe(),
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    """Human text of a ``collect`` report."""
+    leader = report["leader"]
+    inbox = report["inbox"]
+    active = leader is not None and leader["active"]
+    lines = [
+        "leader:   " + (f"{leader['holder']} (epoch {leader['epoch']})" if active
+                        else "none (no live lease)"),
+        f"inbox:    {inbox['kind']} {inbox['table']}, cursor {inbox['cursor']}, "
+        f"lag {inbox['lag']} message(s)"
+        + (f", head #{inbox['head_id']} waiting {inbox['head_age_s']:.0f} s"
+           if inbox["head_id"] is not None and inbox["head_age_s"] is not None else ""),
+        "outcomes: " + (", ".join(f"{k} {v}" for k, v in report["outcomes"].items()) or "none"),
+        f"backfill: {report['backfill_backlog']} pending write-back(s)",
+        f"outbox:   {report['outbox']['backlog']} undelivered event(s)"
+        + (f", oldest {report['outbox']['oldest_age_s']:.0f} s"
+           if report["outbox"]["oldest_age_s"] is not None else ""),
+        f"last error: {report['last_error'] or 'none'}",
+        f"DEAD ({len(report['dead'])} shown, newest first):",
+    ]  # fmt: skip
+    lines += [
+        f"  #{d['message_id']} {d['type']}/{d['styp']}: {d['reason']}" for d in report["dead"]
+    ] or ["  none"]
+    return "\n".join(lines)

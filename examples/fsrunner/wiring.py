@@ -1,0 +1,151 @@
+"""Composition: build the adapters of one runner process from a ``RunnerConfig``.
+
+Nothing here connects when it is imported or constructed: psycopg/PyMySQL connections
+open on first use (every adapter reconnects by itself after a failure).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from attrs import define
+
+from examples.fsrunner.config import RunnerConfig
+from examples.fsrunner.metrics import RunnerMetrics
+from examples.fsrunner.observe import MetricsObserver, ObservedProcessor
+from flightstate_core.errors import ConfigError
+from flightstate_core.ports import Inbox
+from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
+from flightstate_pg import PgStore
+from flightstate_pg.lease import PgLeaderLease
+from flightstate_pg.outbox import PgOutbox
+
+__all__ = [
+    "Services",
+    "build_dispatcher",
+    "build_pump",
+    "kafka_settings",
+    "open_services",
+    "provision",
+    "require",
+]
+
+
+def require(config: RunnerConfig, name: str, command: str) -> str:
+    """The value of a mandatory setting, or ConfigError naming it (exit code 2)."""
+    value = getattr(config, name)
+    if not value:
+        raise ConfigError(
+            f"{name}: `{command}` needs FLIGHTSTATE_{name.upper()} (or --{name.replace('_', '-')})"
+        )
+    return str(value)
+
+
+def _inbox(config: RunnerConfig, pg_dsn: str) -> Inbox:
+    if config.mysql_dsn:
+        from flightstate_mysql import MySqlInbox  # noqa: PLC0415 - only with a MySQL inbox
+
+        try:
+            return MySqlInbox(config.mysql_dsn, table=config.inbox_table,
+                              local_tz=config.airport_tz)  # fmt: skip
+        except ValueError as exc:
+            raise ConfigError(f"mysql_dsn: {exc}") from exc
+    from flightstate_pg.inbox import PgInbox  # noqa: PLC0415
+
+    return PgInbox(pg_dsn, table=config.inbox_table, local_tz=config.airport_tz)
+
+
+@define
+class Services:
+    """The adapters of one process; ``close()`` ends their connections."""
+
+    config: RunnerConfig
+    pg_dsn: str
+    store: PgStore
+    inbox: Inbox
+    lease: PgLeaderLease
+    outbox: PgOutbox
+
+    def close(self) -> None:
+        """Close every connection (idempotent)."""
+        for closer in (self.store, self.inbox, self.lease, self.outbox):
+            close = getattr(closer, "close", None)
+            if close is not None:
+                close()
+
+
+def open_services(config: RunnerConfig, pg_dsn: str | None = None) -> Services:
+    """Adapters on ``pg_dsn`` (default: the configured one) and the configured inbox."""
+    dsn = pg_dsn or require(config, "pg_dsn", "this command")
+    store = PgStore(dsn, config.core(), inbox_name=config.inbox_table)
+    return Services(config, dsn, store, _inbox(config, dsn), PgLeaderLease(dsn), PgOutbox(dsn))
+
+
+def build_pump(
+    services: Services,
+    metrics: RunnerMetrics,
+    *,
+    until_idle: bool,
+    log: logging.Logger,
+    after_commit: Any = None,
+) -> Pump:
+    """A pump over the services, its processor wrapped for logs and metrics."""
+    cfg = services.config
+    settings = PumpSettings(
+        holder=cfg.holder,
+        batch_size=cfg.batch_size,
+        lease_ttl=cfg.lease_ttl,
+        renew_every=cfg.lease_ttl / 4,
+        standby_poll=cfg.poll_interval,
+        idle_poll=cfg.poll_interval,
+        retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
+        unexpected_attempts=cfg.max_unexpected_attempts,
+        backfill_retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
+        stop_when_idle=until_idle,
+    )
+    from flightstate_pg.requests import schedule_response_hook  # noqa: PLC0415
+
+    core = cfg.core()
+    service = ServiceProcessor(services.store, core, after_save=schedule_response_hook(core))
+    processor = ObservedProcessor(service, metrics, log)
+    return Pump(
+        processor=processor,
+        inbox=services.inbox,
+        lease=services.lease,
+        backfills=services.store,
+        read_cursor=services.store.inbox_cursor,
+        settings=settings,
+        after_commit=after_commit,
+    )
+
+
+def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False) -> Any:
+    """``KafkaSettings`` from the runner configuration (``quiet``: librdkafka logs errors
+    only, for the demo's terminal)."""
+    from flightstate_kafka import KafkaSettings  # noqa: PLC0415 - only with Kafka
+
+    return KafkaSettings(
+        bootstrap_servers=bootstrap,
+        topics={"schd": config.topic_schd, "msg": config.topic_msg},
+        batch_size=config.dispatch_batch,
+        max_backoff_s=config.backoff_max,
+        producer_overrides={"log_level": "3"} if quiet else {},
+    )
+
+
+def build_dispatcher(
+    services: Services, observer: MetricsObserver, bootstrap: str, *, quiet: bool = False
+) -> Any:
+    """The outbox → Kafka dispatcher, reporting to the runner's metrics."""
+    from flightstate_kafka import Dispatcher  # noqa: PLC0415 - only with Kafka
+
+    settings = kafka_settings(services.config, bootstrap, quiet=quiet)
+    return Dispatcher(services.outbox, settings, observer=observer)
+
+
+def provision(config: RunnerConfig, bootstrap: str) -> dict[str, str]:
+    """Create the two topics if missing; Kafka topic → ``created``/``exists``."""
+    from flightstate_kafka import provision_topics  # noqa: PLC0415 - only with Kafka
+
+    return dict(provision_topics(kafka_settings(config, bootstrap)))

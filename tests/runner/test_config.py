@@ -1,0 +1,94 @@
+"""Configuration: precedence, validation errors (exit code 2 naming the setting), secrets."""
+
+from __future__ import annotations
+
+from datetime import time
+from pathlib import Path
+
+import pytest
+
+from examples.fsrunner.config import load_config, redact
+from flightstate_core.errors import ConfigError
+from tests.runner._cli import run_cli
+
+
+def test_layers_defaults_toml_env_options(tmp_path: Path) -> None:
+    toml = tmp_path / "fs.toml"
+    toml.write_text('[flightstate]\nbatch_size = 50\nairport_tz = "Europe/Paris"\n'
+                    'topic_msg = "from-file"\n')
+    env = {"FLIGHTSTATE_BATCH_SIZE": "70", "FLIGHTSTATE_OPDAY_CUTOVER": "04:30"}
+    config = load_config(toml, env, batch_size=90)
+    assert config.batch_size == 90  # option beats environment beats file
+    assert config.opday_cutover == time(4, 30)
+    assert config.airport_tz == "Europe/Paris"
+    assert config.topic_msg == "from-file"
+    assert config.topic_schd == "schd"
+    assert load_config(None, {}).airport_tz == "Asia/Shanghai"
+
+
+@pytest.mark.parametrize(
+    ("env", "setting"),
+    [
+        ({"FLIGHTSTATE_BATCH_SIZE": "many"}, "batch_size"),
+        ({"FLIGHTSTATE_BATCH_SIZE": "0"}, "batch_size"),
+        ({"FLIGHTSTATE_AIRPORT_TZ": "Mars/Olympus"}, "airport_tz"),
+        ({"FLIGHTSTATE_OPDAY_CUTOVER": "25:00"}, "opday_cutover"),
+        ({"FLIGHTSTATE_LEASE_TTL": "-1"}, "lease_ttl"),
+        ({"FLIGHTSTATE_INBOX_TABLE": "cminmsgs; drop"}, "inbox_table"),
+        ({"FLIGHTSTATE_METRICS_PORT": "70000"}, "metrics_port"),
+    ],
+)
+def test_bad_setting_exits_2_naming_it(env: dict[str, str], setting: str) -> None:
+    with pytest.raises(ConfigError, match=setting):
+        load_config(None, env)
+    result = run_cli("status", env={"FLIGHTSTATE_PG_DSN": "postgresql://x@127.0.0.1:1/x", **env})
+    assert result.returncode == 2, result.stderr
+    assert "configuration error" in result.stderr
+    assert setting in result.stderr
+
+
+def test_unknown_key_in_toml_file(tmp_path: Path) -> None:
+    toml = tmp_path / "fs.toml"
+    toml.write_text("[flightstate]\nbatch_sise = 5\n")
+    result = run_cli("--config", str(toml), "status")
+    assert result.returncode == 2
+    assert "batch_sise" in result.stderr
+
+
+def test_broken_toml_file(tmp_path: Path) -> None:
+    toml = tmp_path / "fs.toml"
+    toml.write_text("[flightstate\n")
+    result = run_cli("--config", str(toml), "status")
+    assert result.returncode == 2
+    assert str(toml) in result.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "status", "migrate", "show 1", "requeue 5"])
+def test_missing_pg_dsn_is_a_config_error(command: str) -> None:
+    result = run_cli(*command.split())
+    assert result.returncode == 2, result.stderr
+    assert "pg_dsn" in result.stderr
+    assert "FLIGHTSTATE_PG_DSN" in result.stderr
+
+
+def test_topics_needs_a_bootstrap() -> None:
+    result = run_cli("topics")
+    assert result.returncode == 2
+    assert "kafka_bootstrap" in result.stderr
+
+
+def test_cli_option_overrides_environment() -> None:
+    result = run_cli("--airport-tz", "Nowhere/Land", "status",
+                     env={"FLIGHTSTATE_AIRPORT_TZ": "Asia/Shanghai"})
+    assert result.returncode == 2
+    assert "Nowhere/Land" in result.stderr
+
+
+def test_password_never_printed() -> None:
+    secret = "s3cr3t-pw"  # noqa: S105 - a fake password that must never be printed
+    dsn = f"postgresql://flight:{secret}@127.0.0.1:1/db?connect_timeout=2"
+    result = run_cli("status", env={"FLIGHTSTATE_PG_DSN": dsn})
+    assert result.returncode == 1
+    assert secret not in result.stderr + result.stdout
+    assert redact(dsn) == "postgresql://flight:***@127.0.0.1:1/db?connect_timeout=2"
+    assert redact("host=h password='a b' user=u") == "host=h password=*** user=u"

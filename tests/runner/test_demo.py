@@ -1,0 +1,109 @@
+"""``runner.py demo`` as a user runs it: no configuration, no service reachable.
+
+The demo runs in a fresh network namespace (``unshare -n``) where only a loopback
+interface exists, so 127.0.0.1:5432 and :3306 do not answer there: if the demo tried to use
+the machine's PostgreSQL or MariaDB it would fail. Without ``unshare`` rights the test
+still runs it with every FLIGHTSTATE_* variable unset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from examples.fsrunner.local import broker_available
+from tests.runner._cli import REPO, clean_env, runner_argv
+
+pytestmark = pytest.mark.slow
+
+
+def _isolated(argv: list[str]) -> list[str]:
+    if shutil.which("unshare") and os.geteuid() == 0:
+        probe = subprocess.run(["unshare", "-n", "true"],  # noqa: S607 - system tool on PATH
+                               capture_output=True, check=False)
+        if probe.returncode == 0:
+            return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "demo", *argv]
+    return argv
+
+
+def _demo_dirs() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("fs-demo-*")}
+
+
+def test_demo_end_to_end_without_services(tmp_path: Path) -> None:
+    summary_file = tmp_path / "summary.json"
+    before = _demo_dirs()
+    argv = _isolated(runner_argv("demo", "--messages", "600", "--flights", "60",
+                                 "--summary-json", str(summary_file)))  # fmt: skip
+    env = clean_env({"PGHOST": "/nonexistent", "PGPORT": "1"})  # no libpq fallback either
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
+                            check=False, cwd=REPO)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(summary_file.read_text())
+
+    outcomes = summary["messages_by_outcome"]
+    assert summary["generated_messages"] >= 600
+    assert sum(outcomes.values()) == summary["generated_messages"]  # every message finished
+    assert set(outcomes) <= {"SUCCEEDED", "DUPLICATE", "IGNORED", "DEAD"}
+    assert outcomes["SUCCEEDED"] > 0
+    assert outcomes["DEAD"] > 0
+    assert sum(summary["flights_by_state"].values()) >= 60
+    assert summary["outbox_rows"] > 0
+    if broker_available():
+        assert summary["kafka"] is True
+        assert summary["events_published"] == summary["outbox_rows"]
+        assert 0 < summary["kafka_records"] <= summary["outbox_rows"]
+    else:
+        assert summary["events_published"] == 0
+    assert "flightstate demo: summary" in result.stdout
+    assert f"messages processed   {summary['generated_messages']}" in result.stdout
+    first = summary["sample_flids"][0]
+    assert f'"flid": "{first}"' in result.stdout  # a flight printed in full
+    assert _demo_dirs() == before  # temp dirs removed
+
+
+def _wait_for(proc: subprocess.Popen[str], text: str, timeout: float) -> str:
+    seen = ""
+    deadline = time.monotonic() + timeout
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line and proc.poll() is not None:
+            break
+        seen += line
+        if text in line:
+            return seen
+    raise AssertionError(f"{text!r} never appeared; stderr:\n{seen[-3000:]}")
+
+
+def test_demo_cleans_up_on_ctrl_c() -> None:
+    before = _demo_dirs()
+    proc = subprocess.Popen(runner_argv("demo", "--messages", "20000", "--flights", "300"),
+                            env=clean_env(), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, cwd=REPO)  # fmt: skip
+    try:
+        _wait_for(proc, "pumping", 120)
+        ours = _demo_dirs() - before
+        assert ours  # the embedded PostgreSQL's directory exists while it runs
+        servers = [p for p in psutil.process_iter(["cmdline"])
+                   if any(d in " ".join(p.info["cmdline"] or []) for d in ours)]  # fmt: skip
+        children = psutil.Process(proc.pid).children(recursive=True)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 130
+    assert servers  # the postmaster was found by its data directory
+    _, alive = psutil.wait_procs(servers + children, timeout=10)
+    assert alive == []
+    assert _demo_dirs() == before
