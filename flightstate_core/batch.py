@@ -25,13 +25,13 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from flightstate_core import service
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Decision, DecisionContext, Outcome
 from flightstate_core.handlers import decide, message_flids, needed_flids
 from flightstate_core.messages import Message
 from flightstate_core.ports import StateStore, StateTransaction
 from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_core import service
 from flightstate_core.service import AfterSave, Decoded, Undecodable, build_processed
 from flightstate_core.state import FlightState
 
@@ -193,7 +193,7 @@ class _FallbackDuplicates(_Duplicates):
 
 def _decision(
     row: InboxRow, decoded: Decoded, overlay: _Overlay, dups: _Duplicates,
-    config: CoreConfig, now: datetime,
+    *, config: CoreConfig, now: datetime,
 ) -> Decision:  # fmt: skip
     if isinstance(decoded, Undecodable):
         return Decision(outcome=Outcome.DEAD, reason=str(decoded.error))
@@ -227,15 +227,20 @@ def process_batch(
     now: datetime,
     epoch: int | None,
     after_save: AfterSave | None = None,
+    decoded: Mapping[int, Decoded] | None = None,
 ) -> list[ProcessedMessage]:
     """Process rows in FIFO order in one transaction (see the module docstring for the
     failure rules). Returns what was written; rows already processed are skipped.
-    ``after_save`` runs inside the transaction, after the write, for each decoded message."""
+    ``after_save`` runs inside the transaction, after the write, for each decoded message.
+    ``decoded`` holds rows decoded ahead of time, by message id (others are decoded here)."""
     prepared: list[tuple[InboxRow, Decoded]] = []
     failure: tuple[InboxRow, Exception] | None = None
+    ready = decoded or {}
     for row in rows:
         try:
-            prepared.append((row, service.decode_row(row, config)))
+            known = ready.get(row.message_id)
+            subject = known if known is not None else service.decode_row(row, config)
+            prepared.append((row, subject))
         except Exception as exc:  # an unexpected codec failure: this row waits
             failure = (row, exc)
             break
@@ -249,6 +254,8 @@ def process_batch(
                 _after_save(tx, prepared, results, after_save)
     if failure is not None:
         failed_row, error = failure
+        # What did commit travels with the error, for the caller's logs and metrics.
+        error.committed = results  # type: ignore[attr-defined]
         error.add_note(
             f"process_batch: failed at message {failed_row.message_id}; "
             f"{len(results)} earlier message(s) committed"
@@ -284,7 +291,7 @@ def _apply(
         if row.message_id in done:
             continue
         try:
-            decision = _decision(row, decoded, overlay, dups, config, now)
+            decision = _decision(row, decoded, overlay, dups, config=config, now=now)
         except Exception as exc:
             return (row, exc)
         results.append(build_processed(row, decoded, decision, now=now, attempts=1))

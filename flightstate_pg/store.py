@@ -20,6 +20,7 @@ from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
 from flightstate_core.records import BackfillIntent
 from flightstate_core.state import FlightState
+from flightstate_pg._cache import StateCache
 from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
 from flightstate_pg._load import BY_FLIDS, assemble, fetch_details, fetch_states
@@ -54,7 +55,8 @@ class PgStore:
 
     ``config`` gives the airport zone and century pivot for the typed twin columns.
     ``fault_hook`` (tests only) is called between the write steps of ``save``
-    (``WRITE_STEPS``) with the step name and the connection.
+    (``WRITE_STEPS``) with the step name and the connection. ``state_cache_size`` bounds
+    the cache of committed states the writer validates inside the lock (``_cache``; 0 off).
     """
 
     def __init__(
@@ -65,8 +67,10 @@ class PgStore:
         lock_name: str = "pipeline",
         inbox_name: str = "cminmsgs",
         fault_hook: FaultHook | None = None,
+        state_cache_size: int = 20_000,
     ) -> None:
         self._owned = isinstance(source, str)
+        self.state_cache = StateCache(state_cache_size) if state_cache_size > 0 else None
         self._source: ConnectionSource = SimplePool(source) if isinstance(source, str) else source
         config = config or CoreConfig()
         zone: ZoneInfo = config.airport_tz
@@ -92,7 +96,7 @@ class PgStore:
             conn.execute("BEGIN")
             tx = PgTransaction(
                 conn, self._typed, lock_name=self._lock_name, inbox_name=self._inbox_name,
-                fault_hook=self.fault_hook,
+                fault_hook=self.fault_hook, cache=self.state_cache,
             )  # fmt: skip
             try:
                 yield tx
@@ -100,6 +104,8 @@ class PgStore:
                 _quiet_rollback(conn)
                 raise
             conn.execute("COMMIT")
+            if self.state_cache is not None:
+                self.state_cache.committed(tx.saved.values())
 
     # ------------------------------------------------------------------ FlightReader
 

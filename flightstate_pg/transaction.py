@@ -25,6 +25,7 @@ from flightstate_core.decision import Outcome
 from flightstate_core.errors import LeadershipLost, PermanentError
 from flightstate_core.records import ProcessedMessage, ProcRecord
 from flightstate_core.state import FlightState
+from flightstate_pg._cache import StateCache
 from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
 from flightstate_pg._load import BY_FLIDS, fetch_codeshares, fetch_states
@@ -83,8 +84,11 @@ class PgTransaction:
         lock_name: str = "pipeline",
         inbox_name: str = "cminmsgs",
         fault_hook: FaultHook | None = None,
+        cache: StateCache | None = None,
     ) -> None:
         self._conn = conn
+        self._cache = cache
+        self.saved: dict[str, FlightState] = {}  # what this transaction wrote (final states)
         self._typed = typed
         self._lock_name = lock_name
         self._inbox_name = inbox_name
@@ -105,11 +109,11 @@ class PgTransaction:
         name = f"fs_sp_{self._savepoints}"
         with translated():
             self._conn.execute(f"SAVEPOINT {name}")
-        known = dict(self._known)
+        known, saved = dict(self._known), dict(self.saved)
         try:
             yield
         except BaseException:
-            self._known = known
+            self._known, self.saved = known, saved
             self._rollback_to(name)
             raise
         with translated():
@@ -156,6 +160,10 @@ class PgTransaction:
         """Current states of these FLIDs (cached ones are not read again)."""
         self._require_lock()
         missing = [flid for flid in dict.fromkeys(flids) if flid not in self._known]
+        if missing and self._cache is not None:
+            cached = self._cache.valid(self._conn, missing)
+            self._known.update(cached)
+            missing = [flid for flid in missing if flid not in cached]
         if missing:
             found = fetch_states(self._conn, BY_FLIDS, missing)
             for flid in missing:
@@ -180,6 +188,7 @@ class PgTransaction:
             hook=self._fault_hook, inbox_name=self._inbox_name,
         )  # fmt: skip
         self._known.update(processed.states)
+        self.saved.update(processed.states)
 
     @_guarded
     def get_procs(self, message_ids: Collection[int]) -> set[int]:
@@ -215,3 +224,4 @@ class PgTransaction:
         )  # fmt: skip
         for processed in batch:
             self._known.update(processed.states)
+            self.saved.update(processed.states)

@@ -1,0 +1,72 @@
+"""A cache of committed flight states, validated inside the lock before every use.
+
+Why: the pump re-reads the flights each batch touches, and assembling a flight from ten
+tables costs more than deciding it. The pipeline lock makes the pump the only writer while
+it holds the lock, so a state it committed stays current until someone else writes the
+row. Every writer in this package either bumps STATE_VERSION (with a new UPDATED_AT and
+LAST_MESSAGE_ID) or deletes the row, so a cached state is used only when the row, read
+inside the lock, still carries exactly the cached stamp; otherwise it is read again.
+
+An edit made by hand in SQL that keeps all three stamp columns would not be seen: such
+edits must bump STATE_VERSION (or the pump must be restarted). ``state_cache_size=0``
+turns the cache off.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+import psycopg
+
+from flightstate_core.state import FlightState
+
+__all__ = ["StateCache"]
+
+Stamp = tuple[int, datetime | None, int | None]
+_STAMPS: Final = (
+    "SELECT FLID, STATE_VERSION, UPDATED_AT, LAST_MESSAGE_ID FROM FLIGHT_SCHD "
+    "WHERE FLID = ANY(%s)"
+)
+
+
+def _stamp(state: FlightState) -> Stamp:
+    return (state.version, state.updated_at, state.last_message_id)
+
+
+class StateCache:
+    """Least-recently-used committed states, at most ``size`` of them."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._states: OrderedDict[str, FlightState] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def valid(self, conn: psycopg.Connection[Any], flids: Sequence[str]) -> dict[str, FlightState]:
+        """The cached states among ``flids`` whose row still has the cached stamp."""
+        cached = [flid for flid in flids if flid in self._states]
+        self.misses += len(flids) - len(cached)
+        if not cached:
+            return {}
+        found: dict[str, FlightState] = {}
+        for flid, version, updated, message in conn.execute(_STAMPS, (cached,)):
+            state = self._states[flid]
+            if _stamp(state) == (version, updated, message):
+                found[flid] = state
+                self._states.move_to_end(flid)
+        self.hits += len(found)
+        self.misses += len(cached) - len(found)
+        return found
+
+    def committed(self, states: Iterable[FlightState]) -> None:
+        """Remember states a transaction has just committed."""
+        if self.size <= 0:
+            return
+        for state in states:
+            self._states[state.flid] = state
+            self._states.move_to_end(state.flid)
+        while len(self._states) > self.size:
+            self._states.popitem(last=False)
