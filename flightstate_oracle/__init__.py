@@ -1,8 +1,13 @@
 """Oracle 11g (11.2) backend of flightstate: the authoritative store, outbox, lease, migrations.
 
 Entry points (same names and meaning as ``flightstate_pg``): ``OracleStore``
-(``StateStore``, ``FlightReader``, ``BackfillQueue``), ``OracleOutbox``,
-``OracleLeaderLease``, ``migrate``; ``create_pool`` / ``init_thick_mode`` for the driver.
+(``StateStore``, ``FlightReader``, ``BackfillQueue``; its transactions are also
+``flightstate_core.batch.BatchTransaction``s), ``OracleOutbox`` (dispatch watermark,
+migration 0004), ``OracleLeaderLease``, ``migrate``; ``create_pool`` / ``init_thick_mode``
+for the driver. Operations with the signatures of their PostgreSQL twins:
+``flightstate_oracle.lifecycle`` (``run_cleanup``), ``.requests`` (``request_schedule``,
+``resend_due``, ``match_schedule_response``, ``reconcile_responses``, ``request_status``,
+``schedule_response_hook``), ``.operator`` (``republish``, ``flight_history``).
 Nothing connects at import time.
 
 Quirks of this backend, and what the code does about them:
@@ -26,6 +31,12 @@ Quirks of this backend, and what the code does about them:
 - No IDENTITY, no FETCH FIRST, no partial indexes, no RELEASE SAVEPOINT, no MERGE ..
   RETURNING: sequences with ``.NEXTVAL``, ROWNUM over an ordered subquery, function-based
   indexes on ``CASE .. END``, savepoints that end with the transaction, a read after MERGE.
+- 1000 expressions per IN list (ORA-01795), no arrays in SQL: batch reads use fixed-size
+  IN lists of 100 binds padded with NULL, chunked; batch writes are one ``executemany``
+  (array DML) per step. No row-value ``>`` and no JSON operators: expanded comparisons,
+  ``DBMS_LOB.INSTR`` pre-filters checked in Python.
+- No TIMESTAMP WITH TIME ZONE in a primary key (ORA-02329): the history twins' ARCHIVED_AT
+  is a zone-less TIMESTAMP holding UTC.
 - Time zones: TIMESTAMP WITH TIME ZONE columns are written from UTC through
   ``FROM_TZ(:x, '+00:00')`` and read through ``SYS_EXTRACT_UTC`` (timestamps come back as
   aware UTC datetimes); sessions run with ``TIME_ZONE '+00:00'`` and binary NLS sort.

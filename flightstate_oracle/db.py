@@ -59,12 +59,14 @@ def run(connection: oracledb.Connection, statement: Statement, params: Params | 
         return int(cursor.rowcount)
 
 
-def run_many(connection: oracledb.Connection, statement: Statement, rows: Sequence[Params]) -> None:
-    """Execute one statement for many bind rows in one round trip (``executemany``)."""
+def run_many(connection: oracledb.Connection, statement: Statement, rows: Sequence[Params]) -> int:
+    """Execute one statement for many bind rows in one round trip (``executemany``); the
+    total row count (summed over the bind rows)."""
     if not rows:
-        return
+        return 0
     with _cursor(connection, statement) as cursor:
         cursor.executemany(statement.text, [dict(row) for row in rows])
+        return int(cursor.rowcount)
 
 
 def merge_many(

@@ -8,7 +8,8 @@ chunk of at most ``IN_LIST_SIZE`` FLIDs sends one query per table with a fixed-s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 import oracledb
 
@@ -18,20 +19,28 @@ from flightstate_oracle import sql
 from flightstate_oracle.db import query
 from flightstate_oracle.rows import flight_from_rows
 
-__all__ = ["codeshare_flids", "fetch_states", "in_params"]
+__all__ = ["chunked", "codeshare_flids", "fetch_states", "in_params"]
+
+T = TypeVar("T")
 
 
-def in_params(keys: Sequence[str]) -> dict[str, object]:
+def in_params(keys: Sequence[object], prefix: str = "F") -> dict[str, object]:
     """Binds of the fixed-size IN list for at most ``IN_LIST_SIZE`` keys."""
     if len(keys) > sql.IN_LIST_SIZE:
         raise ValueError(f"at most {sql.IN_LIST_SIZE} keys per IN list")
-    names = sql.in_list_binds()
+    names = sql.in_list_binds(prefix)
     return {name: (keys[i] if i < len(keys) else None) for i, name in enumerate(names)}
 
 
+def chunked(keys: Iterable[T]) -> list[list[T]]:
+    """Distinct ``keys`` (first occurrence order) in chunks of at most ``IN_LIST_SIZE``."""
+    unique = list(dict.fromkeys(keys))
+    size = sql.IN_LIST_SIZE
+    return [unique[i : i + size] for i in range(0, len(unique), size)]
+
+
 def _chunks(keys: Sequence[str]) -> list[list[str]]:
-    unique = [key for key in dict.fromkeys(keys) if key]  # "" is NULL in Oracle: no such FLID
-    return [unique[i : i + sql.IN_LIST_SIZE] for i in range(0, len(unique), sql.IN_LIST_SIZE)]
+    return chunked(key for key in keys if key)  # "" is NULL in Oracle: no such FLID
 
 
 def fetch_states(conn: oracledb.Connection, flids: Sequence[str]) -> dict[str, FlightState]:

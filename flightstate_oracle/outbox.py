@@ -1,57 +1,139 @@
-"""``flightstate_core.ports.Outbox`` on Oracle's MSG_EVENT table.
+"""``flightstate_core.ports.Outbox`` on Oracle: MSG_EVENT plus a dispatch watermark.
 
-Rows are read in EVENT_ID order (ids from MSG_EVENT_SEQ, taken under PIPELINE_LOCK, so id
-order is commit order) through the function-based index MSG_EVENT_UNDELIV_IX, 11g's
-stand-in for a partial index. Each call is its own short transaction on a pooled connection.
+Why a watermark (migration 0004, as ``flightstate_pg.outbox``): every transaction that
+inserts MSG_EVENT rows holds PIPELINE_LOCK and takes its ids from MSG_EVENT_SEQ under it, so
+EVENT_ID order is commit order, and dispatch progress is one number,
+``OUTBOX_WATERMARK.LAST_EVENT_ID``: every row at or below it was delivered to Kafka (or
+coalesced into a later delivered record). The dispatcher reads ``EVENT_ID > watermark`` in id
+order (a primary-key range scan) and moves the watermark with one single-row UPDATE per
+settled batch (``advance``), instead of an UPDATE per row. ``MSG_EVENT.DISPATCHED_AT`` is
+legacy: never written; rows above the watermark that the pre-0004 dispatcher had marked are
+skipped (not re-sent). Each call is its own short transaction on a pooled connection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Collection, Sequence
+from datetime import datetime, timedelta
 
 import oracledb
+from attrs import frozen
 
+from flightstate_core.errors import PermanentError
 from flightstate_core.records import OutboxRecord
 from flightstate_oracle import sql
-from flightstate_oracle.db import query, run, run_many
+from flightstate_oracle.db import query, run
 from flightstate_oracle.errors import oracle_errors
 from flightstate_oracle.presence import to_utc_naive
 from flightstate_oracle.records import outbox_record
 
-__all__ = ["OracleOutbox"]
+__all__ = ["DEFAULT_OUTBOX", "OracleOutbox", "OutboxBacklog", "leading_run"]
+
+#: OUTBOX_WATERMARK row of the Kafka dispatcher (created by migration 0004).
+DEFAULT_OUTBOX = "kafka"
+
+
+@frozen
+class OutboxBacklog:
+    """Undelivered rows (ids above the watermark), the age in seconds of the oldest (None
+    when there is none), and the watermark (same fields as ``flightstate_pg.outbox``)."""
+
+    count: int
+    oldest_age_s: float | None
+    watermark: int = 0
+
+
+def leading_run(undelivered: Sequence[int], given: Collection[int]) -> int | None:
+    """The highest id of the leading undelivered rows (ids ascending, above the watermark)
+    that are all in ``given``; None when the first one is not (pure)."""
+    top: int | None = None
+    for event_id in undelivered:
+        if event_id not in given:
+            break
+        top = event_id
+    return top
 
 
 class OracleOutbox:
-    """The MSG_EVENT outbox on a python-oracledb pool (e.g. ``OracleStore.pool``)."""
+    """The MSG_EVENT outbox on a python-oracledb pool (e.g. ``OracleStore.pool``).
 
-    def __init__(self, pool: oracledb.ConnectionPool) -> None:
+    ``outbox_name`` selects the OUTBOX_WATERMARK row; a missing row is a ``PermanentError``.
+    """
+
+    def __init__(
+        self, pool: oracledb.ConnectionPool, *, outbox_name: str = DEFAULT_OUTBOX
+    ) -> None:
+        if not outbox_name:
+            raise ValueError("outbox_name must be non-empty ('' is NULL in Oracle)")
         self._pool = pool
+        self.outbox_name = outbox_name
 
-    def fetch_undelivered(self, limit: int) -> list[OutboxRecord]:
-        """Undelivered events in commit (EVENT_ID) order."""
+    def watermark(self) -> int:
+        """The current watermark (``PermanentError`` if its row does not exist)."""
         with oracle_errors(), self._pool.acquire() as conn:
-            rows = query(conn, sql.EVENT_UNDELIVERED, {"MAX_ROWS": limit})
+            rows = query(conn, sql.WATERMARK_SELECT, {"OUTBOX_NAME": self.outbox_name})
+        if not rows:
+            raise PermanentError(
+                f"OUTBOX_WATERMARK row {self.outbox_name!r} missing: apply migration 0004 first"
+            )
+        return int(str(rows[0]["LAST_EVENT_ID"]))
+
+    def fetch_undelivered(self, limit: int, after_event_id: int = 0) -> list[OutboxRecord]:
+        """Undelivered events in commit (EVENT_ID) order: ids above the watermark and
+        above ``after_event_id`` (read-ahead of the dispatcher's pipeline), at most ``limit``."""
+        params = {"OUTBOX_NAME": self.outbox_name, "AFTER_EVENT_ID": after_event_id,
+                  "MAX_ROWS": limit}  # fmt: skip
+        with oracle_errors(), self._pool.acquire() as conn:
+            rows = query(conn, sql.EVENT_UNDELIVERED, params)
         return [outbox_record(row) for row in rows]
 
-    def mark_dispatched(self, event_ids: Sequence[int], at: datetime) -> None:
-        """Mark after the broker's delivery report (rows already marked stay as they are)."""
-        if not event_ids:
-            return
-        when = to_utc_naive(at)
+    def advance(self, through_event_id: int, at: datetime) -> None:
+        """Move the watermark up to ``through_event_id`` (never back); the caller vouches
+        that every undelivered row at or below it was delivered or coalesced."""
         with oracle_errors(), self._pool.acquire() as conn:
-            run_many(
-                conn,
-                sql.EVENT_DISPATCHED,
-                [{"DISPATCHED_AT": when, "EVENT_ID": eid} for eid in event_ids],
-            )
+            self._advance(conn, through_event_id, at)
             conn.commit()
 
-    def purge_dispatched(self, older_than: datetime, limit: int) -> int:
-        """Delete at most ``limit`` rows dispatched before ``older_than``; return how many."""
+    def _advance(self, conn: oracledb.Connection, through: int, at: datetime) -> None:
+        run(conn, sql.WATERMARK_ADVANCE, {"THROUGH_ID": through, "UPDATED_AT": to_utc_naive(at),
+                                          "OUTBOX_NAME": self.outbox_name})  # fmt: skip
+
+    def mark_dispatched(self, event_ids: Sequence[int], at: datetime) -> None:
+        """``Outbox.mark_dispatched`` in the watermark model: advance over the leading
+        undelivered rows that are all among ``event_ids``; delivered ids beyond the first
+        undelivered row not given are not recorded (read and sent again: at least once)."""
+        if not event_ids:
+            return
+        mark = self.watermark()
+        params = {"AFTER_EVENT_ID": mark, "THROUGH_ID": max(event_ids)}
         with oracle_errors(), self._pool.acquire() as conn:
-            count = run(
-                conn, sql.EVENT_PURGE, {"OLDER_THAN": to_utc_naive(older_than), "MAX_ROWS": limit}
-            )
+            rows = query(conn, sql.EVENT_UNDELIVERED_IDS, params)
+            top = leading_run([int(str(r["EVENT_ID"])) for r in rows], set(event_ids))
+            if top is not None:
+                self._advance(conn, top, at)
+                conn.commit()
+
+    def purge_dispatched(self, older_than: datetime, limit: int) -> int:
+        """Delete at most ``limit`` delivered rows (ids at or below the watermark) created
+        before ``older_than``, oldest first; return how many."""
+        params = {"OUTBOX_NAME": self.outbox_name, "OLDER_THAN": to_utc_naive(older_than),
+                  "MAX_ROWS": limit}  # fmt: skip
+        with oracle_errors(), self._pool.acquire() as conn:
+            count = run(conn, sql.EVENT_PURGE, params)
             conn.commit()
         return count
+
+    def backlog(self) -> OutboxBacklog:
+        """How many rows wait for delivery and how old the oldest one is (database clock)."""
+        with oracle_errors(), self._pool.acquire() as conn:
+            rows = query(conn, sql.OUTBOX_BACKLOG, {"OUTBOX_NAME": self.outbox_name})
+        if not rows:
+            raise PermanentError(
+                f"OUTBOX_WATERMARK row {self.outbox_name!r} missing: apply migration 0004 first"
+            )
+        age = rows[0]["OLDEST_AGE"]
+        return OutboxBacklog(
+            int(str(rows[0]["N"])),
+            age.total_seconds() if isinstance(age, timedelta) else None,
+            int(str(rows[0]["LAST_EVENT_ID"])),
+        )

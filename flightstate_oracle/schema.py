@@ -13,8 +13,12 @@ be long are CLOB columns from the start (documents SRVT/VIPF/MAFL, MSG_EVENT pay
 reason, snap-log lists), free-text SIS values (remarks, exception texts, delay text) get the full
 4000 bytes, codes and times get 400 bytes (the longest SIS code is a few characters).
 
-The migration ``migrations/0001.initial.sql`` must declare exactly these tables; a test parses
-it and compares.
+The migrations (``migrations/*.sql``) must declare exactly these tables; a test parses them
+and compares. History twins (``<TABLE>_HIST``, migration 0002) repeat their table's columns,
+EMPTY_CODES included (an archived row keeps ``""`` apart from absent too), plus ARCHIVED_AT.
+ARCHIVED_AT is a zone-less ``TIMESTAMP(6)`` holding UTC, not TIMESTAMP WITH TIME ZONE, because
+it is part of the primary key and Oracle refuses TIMESTAMP WITH TIME ZONE columns in a
+primary or unique key (ORA-02329).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ __all__ = [
     "Table",
     "ValueTooLong",
     "check_fits",
+    "history_table",
     "utf8_len",
 ]
 
@@ -311,9 +316,66 @@ def _proc_state() -> Table:
     )
 
 
+def history_table(table: Table) -> Table:
+    """The ``_HIST`` twin of a flight table: same columns, ARCHIVED_AT (UTC) in the key."""
+    archived = Column("ARCHIVED_AT", "TIMESTAMP(6)", Bind.TIMESTAMP, None, nullable=False)
+    key = (table.primary_key[0], "ARCHIVED_AT", *table.primary_key[1:])
+    return Table(f"{table.name}_HIST", (*table.columns, archived), key)
+
+
+def _request_tables() -> tuple[Table, ...]:
+    return (
+        Table(
+            "SCHD_REQUEST",
+            (
+                number("REQUEST_ID", nullable=False),
+                varchar("SNDR", KEY_BYTES, nullable=False),
+                tstz("WINDOW_START", nullable=False),
+                tstz("WINDOW_END", nullable=False),
+                number("SEQN", 10, nullable=False),
+                tstz("SENT_AT", nullable=False),
+                number("ATTEMPTS", 10, nullable=False),
+                varchar("STATUS", 16, nullable=False),
+                number("ANSWERED_BY"),
+                tstz("ANSWERED_AT"),
+                tstz("FAILED_AT"),
+                number("OUTBOUND_ID"),
+                tstz("CREATED_AT", nullable=False),
+            ),
+            ("REQUEST_ID",),
+        ),
+        Table(
+            "SCHD_RESPONSE_LOG",
+            (
+                number("MESSAGE_ID", nullable=False),
+                number("REQUEST_ID"),
+                tstz("WINDOW_START"),
+                tstz("WINDOW_END"),
+                tstz("MATCHED_AT", nullable=False),
+            ),
+            ("MESSAGE_ID",),
+        ),
+    )
+
+
+def _watermark_table() -> Table:
+    return Table(
+        "OUTBOX_WATERMARK",
+        (
+            varchar("OUTBOX_NAME", KEY_BYTES, nullable=False),
+            number("LAST_EVENT_ID", nullable=False),
+            tstz("UPDATED_AT", nullable=False),
+        ),
+        ("OUTBOX_NAME",),
+    )
+
+
 def _all_tables() -> Mapping[str, Table]:
-    tables = [_main_table(), *(_detail_table(d) for d in DETAIL_TABLES.values())]
-    tables.extend(_infra_tables())
+    flights = [_main_table(), *(_detail_table(d) for d in DETAIL_TABLES.values())]
+    tables = [*flights, *_infra_tables()]
+    tables += [history_table(table) for table in flights]  # migration 0002
+    tables += _request_tables()  # migration 0003
+    tables.append(_watermark_table())  # migration 0004
     return MappingProxyType({table.name: table for table in tables})
 
 

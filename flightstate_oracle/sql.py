@@ -25,7 +25,15 @@ from attrs import frozen
 from flightstate_core.layout import DETAIL_TABLES
 from flightstate_oracle.schema import TABLES, Bind, Table
 
-__all__ = ["IN_LIST_SIZE", "MAX_SAVEPOINT_DEPTH", "REGISTRY", "Statement", "in_list_binds"]
+__all__ = [
+    "IN_LIST_SIZE",
+    "MAX_SAVEPOINT_DEPTH",
+    "REGISTRY",
+    "Statement",
+    "in_list",
+    "in_list_binds",
+    "register",
+]
 
 IN_LIST_SIZE: Final = 100
 MAX_SAVEPOINT_DEPTH: Final = 8
@@ -44,12 +52,16 @@ class Statement:
 REGISTRY: dict[str, Statement] = {}
 
 
-def _stmt(name: str, text: str, binds: Mapping[str, Bind] | None = None) -> Statement:
+def register(name: str, text: str, binds: Mapping[str, Bind] | None = None) -> Statement:
+    """Register one statement (text normalised to single spaces) under a unique name."""
     if name in REGISTRY:
         raise ValueError(f"statement {name} registered twice")
     statement = Statement(name, " ".join(text.split()), MappingProxyType(dict(binds or {})))
     REGISTRY[name] = statement
     return statement
+
+
+_stmt = register
 
 
 def _typed_binds(table: Table, names: Iterable[str] | None = None) -> dict[str, Bind]:
@@ -79,7 +91,12 @@ def in_list_binds(prefix: str = "F") -> tuple[str, ...]:
     return tuple(f"{prefix}{i}" for i in range(1, IN_LIST_SIZE + 1))
 
 
-_IN_LIST: Final = "(" + ", ".join(f":{name}" for name in in_list_binds()) + ")"
+def in_list(prefix: str = "F") -> str:
+    """``(:F1, .., :F100)``: the fixed-size IN list (unused binds are NULL, matching nothing)."""
+    return "(" + ", ".join(f":{name}" for name in in_list_binds(prefix)) + ")"
+
+
+_IN_LIST: Final = in_list()
 
 
 def _merge(table: Table, key: tuple[str, ...], name: str) -> Statement:
@@ -185,6 +202,20 @@ PROC_DUPLICATE: Final = _stmt(
       ORDER BY MESSAGE_ID DESC) WHERE ROWNUM <= 1""",
     {"SINCE": Bind.TSTZ},
 )
+# Batch reads (flightstate_core.batch): fixed-size IN lists, chunked by the caller. Why not a
+# collection bind or a temporary table: see ``transaction.OracleTransaction.get_procs``.
+PROC_IDS: Final = _stmt(
+    "proc_ids",
+    f"SELECT MESSAGE_ID FROM PROC_STATE WHERE MESSAGE_ID IN {in_list('M')}",
+    dict.fromkeys(in_list_binds("M"), Bind.NUMBER),
+)
+_PAIRS = ", ".join(f"(:K{i}, :D{i})" for i in range(1, IN_LIST_SIZE + 1))
+PROC_DUPLICATES: Final = _stmt(
+    "proc_duplicates",
+    "SELECT IDENTITY_KEY, PAYLOAD_DIGEST, MESSAGE_ID, SYS_EXTRACT_UTC(DTTM) AS DTTM "
+    "FROM PROC_STATE WHERE STATUS = 'SUCCEEDED' "
+    f"AND (IDENTITY_KEY, PAYLOAD_DIGEST) IN ({_PAIRS})",
+)
 _PENDING = "CASE WHEN BACKFILL_STATUS = 'PENDING' THEN MESSAGE_ID END"  # = PROC_STATE_BF_IX
 BACKFILL_PENDING: Final = _stmt(
     "backfill_pending",
@@ -265,27 +296,54 @@ EVENT_INSERT: Final = _stmt(
     ":PAYLOAD, :FLID, :STATE_VERSION, :KIND, :MESSAGE_ID, SYSTIMESTAMP, :EMPTY_CODES)",
     _typed_binds(_EVENT, ("PAYLOAD", "STATE_VERSION", "MESSAGE_ID")),
 )
-_UNDELIVERED = "CASE WHEN DISPATCHED_AT IS NULL THEN EVENT_ID END"  # = MSG_EVENT_UNDELIV_IX
+# Outbox (migration 0004): a dispatch watermark per outbox; DISPATCHED_AT is legacy (read,
+# never written: rows the pre-0004 dispatcher marked above the watermark are skipped).
+_WATERMARK = "(SELECT LAST_EVENT_ID FROM OUTBOX_WATERMARK WHERE OUTBOX_NAME = :OUTBOX_NAME)"
+WATERMARK_SELECT: Final = _stmt(
+    "watermark_select",
+    "SELECT LAST_EVENT_ID FROM OUTBOX_WATERMARK WHERE OUTBOX_NAME = :OUTBOX_NAME",
+)
+# GREATEST is NULL when the watermark row is missing: nothing is read, never everything.
 EVENT_UNDELIVERED: Final = _stmt(
     "event_undelivered",
     f"""SELECT * FROM (
       SELECT EVENT_ID, TOPIC, EVENT_KEY, PAYLOAD, FLID, STATE_VERSION, KIND, MESSAGE_ID,
              SYS_EXTRACT_UTC(CREATED_AT) AS CREATED_AT, EMPTY_CODES
-      FROM MSG_EVENT WHERE {_UNDELIVERED} IS NOT NULL ORDER BY {_UNDELIVERED})
+      FROM MSG_EVENT WHERE EVENT_ID > GREATEST(:AFTER_EVENT_ID, {_WATERMARK})
+        AND DISPATCHED_AT IS NULL ORDER BY EVENT_ID)
     WHERE ROWNUM <= :MAX_ROWS""",
-    {"MAX_ROWS": Bind.NUMBER},
+    {"AFTER_EVENT_ID": Bind.NUMBER, "MAX_ROWS": Bind.NUMBER},
 )
-EVENT_DISPATCHED: Final = _stmt(
-    "event_dispatched",
-    "UPDATE MSG_EVENT SET DISPATCHED_AT = FROM_TZ(:DISPATCHED_AT, '+00:00') "
-    "WHERE EVENT_ID = :EVENT_ID AND DISPATCHED_AT IS NULL",
-    {"DISPATCHED_AT": Bind.TSTZ, "EVENT_ID": Bind.NUMBER},
+# Monotonic: a watermark never goes back (two dispatchers may race; both only advance).
+WATERMARK_ADVANCE: Final = _stmt(
+    "watermark_advance",
+    "UPDATE OUTBOX_WATERMARK SET LAST_EVENT_ID = :THROUGH_ID, "
+    "UPDATED_AT = FROM_TZ(:UPDATED_AT, '+00:00') "
+    "WHERE OUTBOX_NAME = :OUTBOX_NAME AND LAST_EVENT_ID < :THROUGH_ID",
+    {"THROUGH_ID": Bind.NUMBER, "UPDATED_AT": Bind.TSTZ},
 )
+EVENT_UNDELIVERED_IDS: Final = _stmt(
+    "event_undelivered_ids",
+    "SELECT EVENT_ID FROM MSG_EVENT WHERE EVENT_ID > :AFTER_EVENT_ID "
+    "AND EVENT_ID <= :THROUGH_ID AND DISPATCHED_AT IS NULL ORDER BY EVENT_ID",
+    {"AFTER_EVENT_ID": Bind.NUMBER, "THROUGH_ID": Bind.NUMBER},
+)
+# Bounded, oldest ids first, only delivered rows (at or below the watermark).
 EVENT_PURGE: Final = _stmt(
     "event_purge",
-    "DELETE FROM MSG_EVENT WHERE DISPATCHED_AT < FROM_TZ(:OLDER_THAN, '+00:00') "
-    "AND ROWNUM <= :MAX_ROWS",
+    f"""DELETE FROM MSG_EVENT WHERE EVENT_ID IN (
+      SELECT EVENT_ID FROM (
+        SELECT EVENT_ID FROM MSG_EVENT WHERE EVENT_ID <= {_WATERMARK}
+          AND CREATED_AT < FROM_TZ(:OLDER_THAN, '+00:00') ORDER BY EVENT_ID)
+      WHERE ROWNUM <= :MAX_ROWS)""",
     {"OLDER_THAN": Bind.TSTZ, "MAX_ROWS": Bind.NUMBER},
+)
+OUTBOX_BACKLOG: Final = _stmt(
+    "outbox_backlog",
+    "SELECT w.LAST_EVENT_ID, COUNT(e.EVENT_ID) AS N, "
+    "SYSTIMESTAMP - MIN(e.CREATED_AT) AS OLDEST_AGE FROM OUTBOX_WATERMARK w "
+    "LEFT JOIN MSG_EVENT e ON e.EVENT_ID > w.LAST_EVENT_ID AND e.DISPATCHED_AT IS NULL "
+    "WHERE w.OUTBOX_NAME = :OUTBOX_NAME GROUP BY w.LAST_EVENT_ID",
 )
 
 # --------------------------------------------------------------------------- cursor, snap log

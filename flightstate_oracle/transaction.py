@@ -8,13 +8,23 @@ Savepoints are ``SAVEPOINT FS_SP_<depth>``: a nested scope gets the next depth, 
 sibling reuses the name (Oracle moves a re-declared savepoint). Oracle has no RELEASE
 SAVEPOINT; a savepoint simply ends with the transaction. Loaded and saved states are cached
 as in flightstate_pg, and a savepoint rollback restores the cache.
+
+Batch reads (``get_procs``, ``find_duplicates``; ``flightstate_core.batch``) chunk their keys
+into fixed-size IN lists of ``sql.IN_LIST_SIZE`` (100) binds padded with NULL, the same way
+``load`` reads flights. Why not a collection bind (``TABLE(:ids)``) or a global temporary
+table: both need schema objects (a ``CREATE TYPE`` / a GTT) and extra round trips (the
+collection type is looked up per connection in thick mode; a GTT is filled by its own
+INSERT), and 11g estimates a bound collection at 8168 rows without hints. A batch holds a
+few hundred messages at most, so chunks cost 1-3 round trips of one never-varying statement
+text (one cursor in the shared pool), and Oracle's 1000-expression limit (ORA-01795) is
+never reached. Writes (``save_many``) are one ``executemany`` per step (``writes``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import ParamSpec, TypeVar
@@ -28,12 +38,14 @@ from flightstate_core.state import FlightState
 from flightstate_oracle import sql
 from flightstate_oracle.db import query, run
 from flightstate_oracle.errors import oracle_errors
-from flightstate_oracle.load import codeshare_flids, fetch_states
-from flightstate_oracle.presence import to_utc_naive
+from flightstate_oracle.load import chunked, codeshare_flids, fetch_states, in_params
+from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.records import proc_from_row
-from flightstate_oracle.writes import FaultHook, write_processed
+from flightstate_oracle.writes import FaultHook, write_many, write_processed
 
-__all__ = ["OracleTransaction"]
+__all__ = ["OracleTransaction", "duplicate_params"]
+
+DuplicateKey = tuple[str, str]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -70,6 +82,11 @@ class OracleTransaction:
         self._locked = False
         self._depth = 0
         self._known: dict[str, FlightState | None] = {}  # None: known not to exist
+
+    @property
+    def connection(self) -> oracledb.Connection:
+        """The open connection (package-internal writers: lifecycle, requests, operator)."""
+        return self._conn
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -162,3 +179,55 @@ class OracleTransaction:
             inbox_name=self._inbox_name,
         )
         self._known.update(processed.states)
+
+    @_guarded
+    def get_procs(self, message_ids: Collection[int]) -> set[int]:
+        """Which of these message ids already have a PROC_STATE row (one query per 100)."""
+        self._require_lock()
+        found: set[int] = set()
+        for chunk in chunked(message_ids):
+            rows = query(self._conn, sql.PROC_IDS, in_params(chunk, "M"))
+            found.update(int(str(row["MESSAGE_ID"])) for row in rows)
+        return found
+
+    @_guarded
+    def find_duplicates(
+        self, keys: Collection[DuplicateKey]
+    ) -> dict[DuplicateKey, list[tuple[int, datetime | None]]]:
+        """SUCCEEDED (message id, DTTM) pairs per (identity_key, digest), one query per 100.
+
+        A key or digest that is ``""`` cannot be bound (Oracle NULL) and is never found;
+        identity keys are ``SNDR|TYPE|STYP|SEQN`` and digests hex, so neither is empty.
+        """
+        self._require_lock()
+        found: dict[DuplicateKey, list[tuple[int, datetime | None]]] = {}
+        for chunk in chunked(key for key in keys if key[0] and key[1]):
+            for row in query(self._conn, sql.PROC_DUPLICATES, duplicate_params(chunk)):
+                key = (str(row["IDENTITY_KEY"]), str(row["PAYLOAD_DIGEST"]))
+                found.setdefault(key, []).append(
+                    (int(str(row["MESSAGE_ID"])), from_utc_naive(row["DTTM"]))
+                )
+        return found
+
+    @_guarded
+    def save_many(self, batch: Sequence[ProcessedMessage]) -> None:
+        """Write several processed messages at once (same effect as ``save`` of each)."""
+        self._require_lock()
+        write_many(
+            self._conn, batch, self._known, zone=self._zone, pivot=self._pivot,
+            hook=self._fault_hook, inbox_name=self._inbox_name,
+        )  # fmt: skip
+        for processed in batch:
+            self._known.update(processed.states)
+
+
+def duplicate_params(keys: Sequence[DuplicateKey]) -> dict[str, object]:
+    """Binds ``K1/D1 .. K100/D100`` of ``sql.PROC_DUPLICATES`` (unused pairs are NULL)."""
+    if len(keys) > sql.IN_LIST_SIZE:
+        raise ValueError(f"at most {sql.IN_LIST_SIZE} keys per query")
+    params: dict[str, object] = {}
+    for i in range(sql.IN_LIST_SIZE):
+        key, digest = keys[i] if i < len(keys) else (None, None)
+        params[f"K{i + 1}"] = key
+        params[f"D{i + 1}"] = digest
+    return params

@@ -10,9 +10,8 @@ run here. The import of the contract is guarded so collection works without it.
 from __future__ import annotations
 
 import json
-import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -20,9 +19,9 @@ import oracledb
 import pytest
 
 from flightstate_core.records import SnapLogEntry
-from flightstate_oracle import WRITE_STEPS, OracleStore, create_pool, migrate, parse_oracle_url
-from flightstate_oracle.client import CLIENT_DIR_ENV
+from flightstate_oracle import WRITE_STEPS, OracleStore
 from flightstate_oracle.presence import decode_text, parse_empty_codes
+from tests.oracle.conftest import empty_store, sql_rows
 
 try:
     from flightstate_core.testing.store_contract import EventRow, StoreContract, StoreDump
@@ -31,33 +30,9 @@ except ImportError:  # the contract module is not there yet
 
 pytestmark = pytest.mark.oracle
 
-_CLEAN = (  # children before parents; test-only SQL on the dedicated test schema
-    "DELETE FROM FLIGHT_GATE", "DELETE FROM FLIGHT_CHECKIN", "DELETE FROM FLIGHT_BELT",
-    "DELETE FROM FLIGHT_STAND_PLAN", "DELETE FROM FLIGHT_CHUTE", "DELETE FROM FLIGHT_DELAY",
-    "DELETE FROM FLIGHT_BRIDGE_OP", "DELETE FROM FLIGHT_CHOCK_OP",
-    "DELETE FROM FLIGHT_ROUTE_POINT", "DELETE FROM FLIGHT_SCHD", "DELETE FROM MSG_EVENT",
-    "DELETE FROM PROC_STATE", "DELETE FROM INBOX_CURSOR", "DELETE FROM SCHD_SNAP_LOG",
-    "UPDATE PIPELINE_LOCK SET EPOCH = 0, HOLDER = NULL, LEASE_EXPIRES_AT = NULL",
-)  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def oracle_pool(oracle_dsn: str) -> Iterator[oracledb.ConnectionPool]:
-    """A migrated schema and a thick-mode pool (skips without the client libraries)."""
-    if not os.environ.get(CLIENT_DIR_ENV):
-        pytest.skip(f"{CLIENT_DIR_ENV} not set: Oracle 11g needs thick mode")
-    migrate(oracle_dsn)
-    pool = create_pool(parse_oracle_url(oracle_dsn))
-    yield pool
-    pool.close(force=True)
-
 
 def _rows(store: OracleStore, query: str, params: dict[str, Any] | None = None) -> list[Any]:
-    with store.pool.acquire() as conn, conn.cursor() as cur:
-        cur.execute(query, params or {})
-        rows = cur.fetchall() if cur.description else []
-        conn.commit()
-    return [tuple(v.read() if isinstance(v, oracledb.LOB) else v for v in r) for r in rows]
+    return sql_rows(store, query, params)
 
 
 def _fail_at(step: str) -> Any:
@@ -77,12 +52,8 @@ class TestOracleStoreContract(_Base):  # type: ignore[misc]
     """Every contract test on Oracle 11.2."""
 
     @pytest.fixture
-    def store(self, oracle_pool: oracledb.ConnectionPool) -> Iterator[OracleStore]:
-        store = OracleStore(oracle_pool)
-        store.check_database()
-        for statement in _CLEAN:
-            _rows(store, statement)
-        return store
+    def store(self, oracle_pool: oracledb.ConnectionPool) -> OracleStore:
+        return empty_store(oracle_pool)
 
     def dump(self, store: Any) -> Any:
         events = []

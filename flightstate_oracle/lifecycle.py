@@ -1,0 +1,265 @@
+"""Lifecycle cleanup on Oracle 11g: archive, then remove, flights that have ended (seed §3.3, §6).
+
+Same entry points and behaviour as ``flightstate_pg.lifecycle`` (the rules are pure, in
+``flightstate_core.lifecycle``); what differs is only how the SQL is said in 11g
+(``sql_ops``):
+
+- One short transaction per batch, PIPELINE_LOCK taken first with the leader's epoch.
+- Candidates are walked by key: dated flights by (OPERATION_DAY, FLID) on
+  FLIGHT_SCHD_OPDAY_IX, then undated ones by FLID on the function-based
+  FLIGHT_SCHD_NULLDAY_IX; ``plan_cleanup`` decides.
+- History first: every stored column (typed twins and EMPTY_CODES included, so ``""``
+  survives the archive) goes to the ``_HIST`` twin by INSERT .. SELECT, one
+  ``executemany`` per table with one bind row per FLID; then the current rows are deleted
+  the same way and each deletion count must equal its archived count. Any failure before
+  COMMIT rolls the batch back: a history failure deletes zero rows.
+- ARCHIVED_AT is bound as UTC into a zone-less TIMESTAMP (it is in the history key, and
+  Oracle refuses TIMESTAMP WITH TIME ZONE in a key).
+- A flight not already DELETED gets a tombstone and a ``msg`` DELETED notification
+  (MESSAGE_ID NULL, type ``LIFECYCLE``, styp ``CLEANUP``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from datetime import date, datetime, timedelta
+from typing import Final
+
+import oracledb
+from attrs import frozen
+
+from flightstate_core.config import CoreConfig
+from flightstate_core.decision import EventKind
+from flightstate_core.errors import PermanentError
+from flightstate_core.layout import MAIN_TABLE
+from flightstate_core.lifecycle import CleanupPlan, RetentionPolicy, plan_cleanup
+from flightstate_core.state import FlightState
+from flightstate_core.wire import notification
+from flightstate_oracle import sql, sql_ops
+from flightstate_oracle.db import query, run_many
+from flightstate_oracle.errors import oracle_errors
+from flightstate_oracle.load import in_params
+from flightstate_oracle.presence import to_utc_naive
+from flightstate_oracle.rows import Row
+from flightstate_oracle.store import OracleStore
+from flightstate_oracle.transaction import OracleTransaction
+
+__all__ = [
+    "CLEANUP_STEPS",
+    "CleanupHook",
+    "CleanupReport",
+    "cleanup_candidate_params",
+    "locked_transaction",
+    "run_cleanup",
+    "transaction_connection",
+]
+
+#: Called after each write step of a batch with the step name and the connection (tests).
+CleanupHook = Callable[[str, oracledb.Connection], None]
+CLEANUP_STEPS: Final = ("history", "delete", "events")
+LIFECYCLE_TYPE: Final = "LIFECYCLE"
+LIFECYCLE_STYP: Final = "CLEANUP"
+
+
+@frozen
+class CleanupReport:
+    """What one run did (same fields as ``flightstate_pg.lifecycle.CleanupReport``)."""
+
+    removed: int = 0
+    tombstoned: int = 0
+    kept: int = 0
+    batches: int = 0
+    removed_flids: tuple[str, ...] = ()
+
+    def plus(self, plan: CleanupPlan, candidates: Collection[str]) -> CleanupReport:
+        """This report with one more batch added."""
+        removed = set(plan.remove)
+        kept = sum(1 for flid in candidates if flid not in removed)
+        return CleanupReport(
+            self.removed + len(plan.remove), self.tombstoned + len(plan.tombstone),
+            self.kept + kept, self.batches + 1, self.removed_flids + plan.remove,
+        )  # fmt: skip
+
+
+def transaction_connection(tx: OracleTransaction) -> oracledb.Connection:
+    """The connection of an open ``OracleTransaction``."""
+    return tx.connection
+
+
+@contextmanager
+def locked_transaction(
+    store: OracleStore, epoch: int | None
+) -> Iterator[tuple[OracleTransaction, oracledb.Connection]]:
+    """A store transaction holding PIPELINE_LOCK (fenced by ``epoch``), and its connection."""
+    with store.transaction() as tx:
+        tx.lock_pipeline(epoch)
+        yield tx, tx.connection
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+@frozen
+class _Walk:
+    """Where the walk stands: dated flights by (day, FLID), then undated by FLID.
+    ``day``/``flid`` None: from the start (``''`` cannot be bound: it is NULL)."""
+
+    dated: bool = True
+    day: date | None = None
+    flid: str | None = None
+
+
+def cleanup_candidate_params(
+    walk_day: date | None, walk_flid: str | None, *, now: datetime, policy: RetentionPolicy,
+    config: CoreConfig, size: int,
+) -> dict[str, object]:  # fmt: skip
+    """Binds of ``sql_ops.CLEANUP_DATED`` (pure)."""
+    statuses = sorted(policy.terminal_statuses)
+    if len(statuses) > sql.IN_LIST_SIZE:
+        raise PermanentError(f"at most {sql.IN_LIST_SIZE} terminal statuses")
+    today = now.astimezone(config.airport_tz).date()
+    return {
+        "UNTIL_DAY": today - timedelta(days=policy.retention.days + 1),
+        "AFTER_DAY": walk_day, "AFTER_FLID": walk_flid,
+        "QUIET_BEFORE": to_utc_naive(now - policy.quiet_period), "MAX_ROWS": size,
+        **in_params(statuses, "S"),
+    }  # fmt: skip
+
+
+def _candidates(conn: oracledb.Connection, walk: _Walk, *, now: datetime,
+                policy: RetentionPolicy, config: CoreConfig,
+                size: int) -> tuple[list[str], _Walk | None]:  # fmt: skip
+    """The next candidates and the walk position after them (None: nothing left)."""
+    if walk.dated:
+        params = cleanup_candidate_params(
+            walk.day, walk.flid, now=now, policy=policy, config=config, size=size
+        )
+        rows = query(conn, sql_ops.CLEANUP_DATED, params)
+        if rows:
+            last = rows[-1]
+            day = last["OPERATION_DAY"]
+            day = day.date() if isinstance(day, datetime) else day
+            if not isinstance(day, date):
+                raise PermanentError("FLIGHT_SCHD.OPERATION_DAY: expected a date")
+            return [str(r["FLID"]) for r in rows], _Walk(True, day, str(last["FLID"]))
+        walk = _Walk(dated=False)
+    quiet = to_utc_naive(now - policy.null_day_quiet)
+    rows = query(conn, sql_ops.CLEANUP_UNDATED,
+                 {"AFTER_FLID": walk.flid, "QUIET_BEFORE": quiet, "MAX_ROWS": size})  # fmt: skip
+    if rows:
+        return [str(r["FLID"]) for r in rows], _Walk(False, None, str(rows[-1]["FLID"]))
+    return [], None
+
+
+def _with_related(tx: OracleTransaction, flids: list[str]) -> dict[str, FlightState]:
+    """The candidates, their masters, and every codeshare of any of them."""
+    states = tx.load_flights(flids)
+    masters = {
+        master
+        for state in states.values()
+        if (master := state.scalars.get("MAID")) and master != state.flid
+    }
+    states.update(tx.load_flights(sorted(masters - states.keys())))
+    for flid, state in tx.load_codeshares(sorted(states)).items():
+        states.setdefault(flid, state)
+    return states
+
+
+# --------------------------------------------------------------------------- writes
+
+
+def _archive_and_delete(conn: oracledb.Connection, flids: list[str], now: datetime,
+                        hook: CleanupHook) -> None:  # fmt: skip
+    at = to_utc_naive(now)
+    archived = {
+        name: run_many(conn, sql_ops.ARCHIVE[name], [{"FLID": f, "ARCHIVED_AT": at} for f in flids])
+        for name in sql_ops.ARCHIVE
+    }
+    if archived[MAIN_TABLE] != len(flids):
+        raise PermanentError(f"cleanup: archived {archived[MAIN_TABLE]} of {len(flids)} flights")
+    hook("history", conn)
+    for name in sql_ops.REMOVE:
+        deleted = run_many(conn, sql_ops.REMOVE[name], [{"FLID": f} for f in flids])
+        if deleted != archived[name]:
+            raise PermanentError(f"cleanup: {name}: deleted {deleted}, archived {archived[name]}")
+    hook("delete", conn)
+
+
+def cleanup_event_rows(plan: CleanupPlan, states: dict[str, FlightState]) -> list[Row]:
+    """MSG_EVENT binds (``sql.EVENT_INSERT``) of the tombstones and notifications (pure)."""
+    rows: list[Row] = []
+    for flid in plan.tombstone:
+        version = states[flid].version + 1
+        body = notification(
+            flid=flid, state_version=version, change="DELETED", changed=["state"],
+            message_id=None, type_=LIFECYCLE_TYPE, styp=LIFECYCLE_STYP,
+        )  # fmt: skip
+        for topic, payload, kind in (
+            ("schd", None, EventKind.TOMBSTONE),
+            ("msg", body.decode("utf-8"), EventKind.NOTIFY),
+        ):
+            rows.append({"TOPIC": topic, "EVENT_KEY": flid, "PAYLOAD": payload, "FLID": flid,
+                         "STATE_VERSION": version, "KIND": kind.value, "MESSAGE_ID": None,
+                         "EMPTY_CODES": None})  # fmt: skip
+    return rows
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _no_hook(_step: str, _conn: oracledb.Connection) -> None:
+    return None
+
+
+def _batch(
+    store: OracleStore, walk: _Walk, size: int, *, now: datetime, policy: RetentionPolicy,
+    config: CoreConfig, epoch: int | None, hook: CleanupHook,
+) -> tuple[CleanupPlan, list[str], _Walk | None]:  # fmt: skip
+    with locked_transaction(store, epoch) as (tx, conn), oracle_errors():
+        candidates, after = _candidates(
+            conn, walk, now=now, policy=policy, config=config, size=size
+        )
+        if not candidates:
+            return CleanupPlan(), [], None
+        states = _with_related(tx, candidates)
+        plan = plan_cleanup(states, now, policy, config)
+        if plan.remove:
+            _archive_and_delete(conn, list(plan.remove), now, hook)
+            run_many(conn, sql.EVENT_INSERT, cleanup_event_rows(plan, states))
+            hook("events", conn)
+        return plan, candidates, after
+
+
+def run_cleanup(
+    store: OracleStore,
+    policy: RetentionPolicy,
+    config: CoreConfig,
+    *,
+    now: datetime,
+    epoch: int | None = None,
+    limit: int | None = None,
+    fault_hook: CleanupHook | None = None,
+) -> CleanupReport:
+    """Archive and remove every flight the retention rules release, batch by batch.
+
+    Same contract as ``flightstate_pg.lifecycle.run_cleanup``: ``limit`` caps the
+    candidates examined (None: until none is left), ``epoch`` fences the run,
+    ``fault_hook`` (tests) is called after each of ``CLEANUP_STEPS``. Raises the core error
+    of a failed batch (earlier batches stay committed; the failed one changed nothing).
+    """
+    if policy.batch_limit < 1:
+        raise PermanentError("RetentionPolicy.batch_limit must be at least 1")
+    report, walk = CleanupReport(), _Walk()
+    hook = fault_hook or _no_hook
+    remaining = limit
+    while remaining is None or remaining > 0:
+        size = policy.batch_limit if remaining is None else min(remaining, policy.batch_limit)
+        plan, candidates, after = _batch(store, walk, size, now=now, policy=policy,
+                                         config=config, epoch=epoch, hook=hook)  # fmt: skip
+        if after is None:
+            break
+        report = report.plus(plan, candidates)
+        walk = after
+        remaining = None if remaining is None else remaining - len(candidates)
+    return report
