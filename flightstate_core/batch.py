@@ -145,7 +145,8 @@ class _Duplicates:
         }
 
     def original_of(self, key: DuplicateKey, since: datetime) -> int | None:
-        matches = [mid for mid, dttm in self.seen.get(key, ()) if dttm is not None and dttm >= since]
+        pairs = self.seen.get(key, ())
+        matches = [mid for mid, dttm in pairs if dttm is not None and dttm >= since]
         return max(matches) if matches else None
 
     def record(self, key: DuplicateKey, message_id: int, dttm: datetime | None) -> None:

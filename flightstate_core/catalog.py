@@ -17,9 +17,10 @@ database layouts read. Rules are data here, not code:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 from types import MappingProxyType
-from typing import Final, Mapping
+from typing import Final
 
 from attrs import frozen
 
@@ -151,12 +152,12 @@ SCALARS: Final[Mapping[str, ScalarSpec]] = MappingProxyType(
     {
         spec.code: spec
         for spec in (
-            _TEXT_SCALARS[:4]
-            + (ScalarSpec("MVIN", allowed=_enum("A", "D")),)
-            + (ScalarSpec("FLIN", allowed=_enum("D", "I", "M")),)
-            + _TEXT_SCALARS[4:]
-            + _TIME_SCALARS
-            + _EXCEPTION_PARTS
+            *_TEXT_SCALARS[:4],
+            ScalarSpec("MVIN", allowed=_enum("A", "D")),
+            ScalarSpec("FLIN", allowed=_enum("D", "I", "M")),
+            *_TEXT_SCALARS[4:],
+            *_TIME_SCALARS,
+            *_EXCEPTION_PARTS,
         )
     }
 )
@@ -331,8 +332,11 @@ SCHEDULE_STYPES: Final[Mapping[str, str]] = MappingProxyType(
 
 #: The 23 reference-data message types: recognised, never applied to flight state.
 REFERENCE_DATA_TYPES: Final[frozenset[str]] = frozenset(
-    "ABDG ABNR AIRC AIRL ARPT BLST CHLT CITY CLST COUL DLYL FLTL GLST HLTR ORGN PLST "
-    "REGL REGN SLST STTS TLST VIPL VIPS".split()
+    [
+        "ABDG", "ABNR", "AIRC", "AIRL", "ARPT", "BLST", "CHLT", "CITY", "CLST", "COUL", "DLYL",
+        "FLTL", "GLST", "HLTR", "ORGN", "PLST", "REGL", "REGN", "SLST", "STTS", "TLST", "VIPL",
+        "VIPS",
+    ]  # fmt: skip
 )
 
 #: Scalars whose value proves a flight ended (lifecycle cleanup evidence).

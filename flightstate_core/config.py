@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import time, timedelta
 from types import MappingProxyType
-from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from attrs import field, frozen
@@ -59,7 +59,7 @@ class CoreConfig:
     max_message_bytes: int = 4 * 1024 * 1024
 
     def __attrs_post_init__(self) -> None:
-        if not 0 <= self.century_pivot <= 100:
+        if not 0 <= self.century_pivot <= 100:  # noqa: PLR2004 - a two-digit year window
             raise ConfigError("century_pivot must be between 0 and 100")
         if self.max_message_bytes <= 0:
             raise ConfigError("max_message_bytes must be positive")

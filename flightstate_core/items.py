@@ -7,7 +7,8 @@ catalog order. A child present and empty is ``""``; an absent child is simply mi
 
 from __future__ import annotations
 
-from typing import Iterator, Mapping, Union
+from collections.abc import Iterator, Mapping
+from typing import Union
 
 from attrs import frozen
 

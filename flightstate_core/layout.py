@@ -9,8 +9,9 @@ ORDINAL); no uniqueness on resource codes (review F2).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final, Mapping
+from typing import Final
 
 from attrs import frozen
 

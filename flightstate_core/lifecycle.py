@@ -125,7 +125,9 @@ def plan_cleanup(
     reasons: dict[str, str] = {}
     kept: dict[str, str] = {}
     for group in removal_groups(flights):
-        member_reasons = {flid: cleanup_reason(flights[flid], now, policy, config) for flid in group}
+        member_reasons = {
+            flid: cleanup_reason(flights[flid], now, policy, config) for flid in group
+        }
         waiting = [flid for flid, reason in member_reasons.items() if reason is None]
         if waiting:
             for flid in group:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Mapping, Union
+from typing import Union
 
 from attrs import field, frozen
 

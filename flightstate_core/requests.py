@@ -68,7 +68,7 @@ def format_sis_time(moment: datetime, config: CoreConfig) -> str:
     return f"{local.day:02d}{_MONTHS[local.month - 1]}{local.year % 100:02d}{local:%H%M}"
 
 
-def schedule_request_message(
+def schedule_request_message(  # noqa: PLR0917 - reads as the request it builds
     sndr: str, seqn: int, start: datetime, end: datetime, now: datetime, config: CoreConfig
 ) -> ScheduleRequest:
     """The RQFD message (TYPE=RQFD, STYP=NONE) asking for flights between start and end."""
@@ -77,7 +77,9 @@ def schedule_request_message(
     return ScheduleRequest(envelope, format_sis_time(start, config), format_sis_time(end, config))
 
 
-def response_window(message: ScheduleMessage, config: CoreConfig) -> tuple[datetime, datetime] | None:
+def response_window(
+    message: ScheduleMessage, config: CoreConfig
+) -> tuple[datetime, datetime] | None:
     """Earliest and latest SODT of a response's flights (None when none carries SODT)."""
     times = []
     for record in message.records:

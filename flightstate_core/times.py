@@ -13,6 +13,12 @@ from zoneinfo import ZoneInfo
 
 from flightstate_core.catalog import ValueKind
 
+_TIME_WIDTH = len("DDMONYYHHMM")
+_DATE_WIDTH = len("DDMONYY")
+_DURATION_WIDTH = len("HHMM")
+_LAST_HOUR = 23
+_LAST_MINUTE = 59
+
 __all__ = ["parse_date", "parse_duration", "parse_time", "parse_typed", "two_digit_year"]
 
 _MONTHS = {
@@ -48,12 +54,12 @@ def _day_month_year(raw: str, pivot: int) -> date:
 
 @lru_cache(maxsize=65536)
 def _parse_time_cached(raw: str, zone_key: str, pivot: int) -> datetime:
-    if len(raw) != 11:
+    if len(raw) != _TIME_WIDTH:
         raise ValueError(f"time {raw!r} is not DDMONYYHHMM")
     day = _day_month_year(raw, pivot)
     hour = _digits(raw[7:9], "hour")
     minute = _digits(raw[9:11], "minute")
-    if hour > 23 or minute > 59:
+    if hour > _LAST_HOUR or minute > _LAST_MINUTE:
         raise ValueError(f"time {raw!r} has no such hour or minute")
     return datetime(day.year, day.month, day.day, hour, minute, tzinfo=ZoneInfo(zone_key))
 
@@ -66,7 +72,7 @@ def parse_time(raw: str, zone: ZoneInfo, pivot: int = 70) -> datetime:
 @lru_cache(maxsize=4096)
 def parse_date(raw: str, pivot: int = 70) -> date:
     """``23JAN21`` -> 2021-01-23."""
-    if len(raw) != 7:
+    if len(raw) != _DATE_WIDTH:
         raise ValueError(f"date {raw!r} is not DDMONYY")
     return _day_month_year(raw, pivot)
 
@@ -74,16 +80,18 @@ def parse_date(raw: str, pivot: int = 70) -> date:
 @lru_cache(maxsize=4096)
 def parse_duration(raw: str) -> int:
     """``0130`` (hours and minutes) -> 90 minutes."""
-    if len(raw) != 4:
+    if len(raw) != _DURATION_WIDTH:
         raise ValueError(f"duration {raw!r} is not HHMM")
     hours = _digits(raw[:2], "hours")
     minutes = _digits(raw[2:], "minutes")
-    if minutes > 59:
+    if minutes > _LAST_MINUTE:
         raise ValueError(f"duration {raw!r} has more than 59 minutes")
     return hours * 60 + minutes
 
 
-def parse_typed(raw: str, kind: ValueKind, zone: ZoneInfo, pivot: int = 70) -> datetime | date | int | None:
+def parse_typed(
+    raw: str, kind: ValueKind, zone: ZoneInfo, pivot: int = 70
+) -> datetime | date | int | None:
     """Typed twin of a raw value of this kind (None for TEXT)."""
     if kind is ValueKind.TIME:
         return parse_time(raw, zone, pivot)

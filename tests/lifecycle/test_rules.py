@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -23,7 +23,7 @@ from flightstate_core.state import FlightState, FlightStatus
 from flightstate_core.values import Set
 
 CONFIG = CoreConfig()
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 POLICY = RetentionPolicy(
     retention=timedelta(days=3), quiet_period=timedelta(days=2), null_day_quiet=timedelta(days=14)
 )
@@ -88,7 +88,9 @@ def test_master_and_codeshares_leave_together_or_not_at_all() -> None:
     assert set(plan.tombstone) == {"M", "C1"}
 
 
-def _request(rid: int, start: str, end: str, sent_minutes_ago: int, **kw: object) -> ScheduleRequestRecord:
+def _request(
+    rid: int, start: str, end: str, sent_minutes_ago: int, **kw: object
+) -> ScheduleRequestRecord:
     values = {
         "request_id": rid,
         "window_start": datetime.fromisoformat(start),
@@ -132,8 +134,9 @@ def test_resend_then_fail() -> None:
 
 
 def test_request_message_uses_airport_time() -> None:
-    start = datetime(2026, 12, 1, 0, 0, tzinfo=timezone.utc)  # 08:00 in Shanghai
+    start = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)  # 08:00 in Shanghai
     assert format_sis_time(start, CONFIG) == "01DEC260800"
     message = schedule_request_message("FSTA", 7, start, start + timedelta(days=1), NOW, CONFIG)
-    assert (message.envelope.type, message.envelope.styp, message.envelope.seqn) == ("RQFD", "NONE", "7")
+    envelope = message.envelope
+    assert (envelope.type, envelope.styp, envelope.seqn) == ("RQFD", "NONE", "7")
     assert (message.stdb, message.stde) == ("01DEC260800", "02DEC260800")

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flightstate_core import service
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import FlightstateError
 from flightstate_core.memory import MemoryStore
 from flightstate_core.records import InboxRow
-from flightstate_core import service
 from flightstate_core.service import _process_in_tx, process_batch, process_message
 from flightstate_core.testing.histories import Step, histories
 from flightstate_core.wire import wire

@@ -53,7 +53,8 @@ def test_another_writer_is_seen(two_stores: tuple[PgStore, PgStore]) -> None:
     state = _state(first, "F1")
     assert state.scalars == {"STND": "S1", "RUNW": "02L", "TRML": "T2"}
     assert state.version == 3
-    assert first.state_cache is not None and first.state_cache.misses >= 1
+    assert first.state_cache is not None
+    assert first.state_cache.misses >= 1
 
 
 def test_a_deleted_row_is_seen(two_stores: tuple[PgStore, PgStore], fresh_pg: str) -> None:
@@ -74,7 +75,7 @@ def test_a_rolled_back_transaction_leaves_the_cache_alone(
     _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
     with pytest.raises(RuntimeError, match="after save"), first.transaction() as tx:
         tx.lock_pipeline(None)
-        service._process_in_tx(  # noqa: SLF001 - save, then fail before commit
+        service._process_in_tx(
             tx, InboxRow(2, "x"), service.decode_row(
                 InboxRow(2, _flop("RUNW", "F1", "<RUNW>02L</RUNW>", 2)), CONFIG
             ), CONFIG, NOW, 1,
