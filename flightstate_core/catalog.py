@@ -336,7 +336,7 @@ REFERENCE_DATA_TYPES: Final[frozenset[str]] = frozenset(
         "ABDG", "ABNR", "AIRC", "AIRL", "ARPT", "BLST", "CHLT", "CITY", "CLST", "COUL", "DLYL",
         "FLTL", "GLST", "HLTR", "ORGN", "PLST", "REGL", "REGN", "SLST", "STTS", "TLST", "VIPL",
         "VIPS",
-    ]  # fmt: skip
+    ]
 )
 
 #: Scalars whose value proves a flight ended (lifecycle cleanup evidence).

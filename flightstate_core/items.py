@@ -8,7 +8,6 @@ catalog order. A child present and empty is ``""``; an absent child is simply mi
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Union
 
 from attrs import frozen
 
@@ -40,7 +39,7 @@ class Item:
         return cls(ordinal, seq, tuple(values.items()))
 
 
-DocValue = Union[str, tuple["DocItem", ...]]
+DocValue = str | tuple["DocItem", ...]
 
 
 @frozen

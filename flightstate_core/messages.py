@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Union
 
 from attrs import field, frozen
 
@@ -26,8 +25,8 @@ __all__ = [
     "StandUpdate",
 ]
 
-CollectionValue = Union[Clear, tuple[Item, ...]]
-DocumentValue = Union[Clear, tuple[DocItem, ...]]
+CollectionValue = Clear | tuple[Item, ...]
+DocumentValue = Clear | tuple[DocItem, ...]
 
 
 @frozen
@@ -132,11 +131,11 @@ class ReferenceRequest:
     payload_digest: str = field(default="", eq=False)
 
 
-Message = Union[
-    ScheduleMessage,
-    FlopMessage,
-    ScheduleSeasonMessage,
-    ReferenceDataMessage,
-    ScheduleRequest,
-    ReferenceRequest,
-]
+Message = (
+    ScheduleMessage
+    | FlopMessage
+    | ScheduleSeasonMessage
+    | ReferenceDataMessage
+    | ScheduleRequest
+    | ReferenceRequest
+)

@@ -8,13 +8,13 @@ is kept exactly as sent (leading zeros, case, spaces).
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Final, Union
+from typing import Final
 
 from attrs import field, frozen
 
 __all__ = ["CLEAR", "UNCHANGED", "Clear", "ScalarOp", "Set", "Typed", "Unchanged"]
 
-Typed = Union[datetime, date, int, None]
+Typed = datetime | date | int | None
 
 
 @frozen
@@ -44,4 +44,4 @@ class Set:
 UNCHANGED: Final = Unchanged()
 CLEAR: Final = Clear()
 
-ScalarOp = Union[Unchanged, Clear, Set]
+ScalarOp = Unchanged | Clear | Set

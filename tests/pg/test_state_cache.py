@@ -73,14 +73,17 @@ def test_a_rolled_back_transaction_leaves_the_cache_alone(
 ) -> None:
     first, _ = two_stores
     _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
-    with pytest.raises(RuntimeError, match="after save"), first.transaction() as tx:
-        tx.lock_pipeline(None)
-        service._process_in_tx(
-            tx, InboxRow(2, "x"), service.decode_row(
-                InboxRow(2, _flop("RUNW", "F1", "<RUNW>02L</RUNW>", 2)), CONFIG
-            ), CONFIG, NOW, 1,
-        )  # fmt: skip
-        raise RuntimeError("after save")
+    row = InboxRow(2, _flop("RUNW", "F1", "<RUNW>02L</RUNW>", 2))
+
+    def save_then_fail() -> None:
+        with first.transaction() as tx:
+            tx.lock_pipeline(None)
+            decoded = service.decode_row(row, CONFIG)
+            service._process_in_tx(tx, row, decoded, CONFIG, NOW, 1)
+            raise RuntimeError("after save")
+
+    with pytest.raises(RuntimeError, match="after save"):
+        save_then_fail()
     _apply(first, 3, _flop("TRML", "F1", "<TRML>T2</TRML>", 3))
     state = _state(first, "F1")
     assert state.scalars == {"STND": "S1", "TRML": "T2"}  # RUNW never committed
