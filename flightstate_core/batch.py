@@ -194,7 +194,7 @@ class _FallbackDuplicates(_Duplicates):
 
 def _decision(
     row: InboxRow, decoded: Decoded, overlay: _Overlay, dups: _Duplicates,
-    *, config: CoreConfig, now: datetime,
+    *, config: CoreConfig, now: datetime, floors: Mapping[str, int],
 ) -> Decision:  # fmt: skip
     if isinstance(decoded, Undecodable):
         return Decision(outcome=Outcome.DEAD, reason=str(decoded.error))
@@ -205,7 +205,8 @@ def _decision(
         if original is not None:
             return Decision(outcome=Outcome.DUPLICATE, reason=f"duplicate of message {original}")
     current = overlay.current_for(decoded)
-    decision = decide(current, decoded, config, DecisionContext(row.message_id, now))
+    mine = {flid: floors[flid] for flid in message_flids(decoded) if flid in floors}
+    decision = decide(current, decoded, config, DecisionContext(row.message_id, now, mine))
     if decision.outcome is Outcome.SUCCEEDED:
         dups.record(key, row.message_id, dttm)
     return decision
@@ -288,11 +289,14 @@ def _apply(
     """Decide each message against the overlay; stop at the first unexpected error."""
     overlay = _Overlay(tx)
     done, dups = _prefetch(tx, overlay, prepared)
+    floors = service.version_floors(tx, [f for f, s in overlay.states.items() if s is None])
     for row, decoded in prepared:
         if row.message_id in done:
             continue
         try:
-            decision = _decision(row, decoded, overlay, dups, config=config, now=now)
+            decision = _decision(
+                row, decoded, overlay, dups, config=config, now=now, floors=floors
+            )
         except Exception as exc:
             return (row, exc)
         results.append(build_processed(row, decoded, decision, now=now, attempts=1))

@@ -56,10 +56,13 @@ class OutboxEvent:
 
 @frozen
 class DecisionContext:
-    """What the pure core needs from outside: the inbox message id and the clock."""
+    """What the pure core needs from outside: the inbox message id, the clock, and, for
+    FLIDs absent from the current state, the last STATE_VERSION each had before lifecycle
+    cleanup archived it (cleanup's tombstone used that version + 1)."""
 
     message_id: int | None
     now: datetime
+    version_floors: Mapping[str, int] = field(factory=dict)
 
 
 @frozen

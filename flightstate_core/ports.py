@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from flightstate_core.records import (
     BackfillIntent,
@@ -18,6 +18,7 @@ from flightstate_core.records import (
 from flightstate_core.state import FlightState
 
 __all__ = [
+    "ArchivedVersions",
     "BackfillQueue",
     "FlightReader",
     "Inbox",
@@ -51,6 +52,14 @@ class StateTransaction(Protocol):
 
     def save(self, processed: ProcessedMessage) -> None:
         """Write states, events, PROC_STATE, backfill intent, cursor and snap log."""
+
+
+@runtime_checkable
+class ArchivedVersions(Protocol):
+    """Optional on a transaction: versions of flights that lifecycle cleanup archived."""
+
+    def version_floors(self, flids: Collection[str]) -> dict[str, int]:
+        """The highest archived STATE_VERSION of each FLID that has history."""
 
 
 class StateStore(Protocol):

@@ -19,7 +19,7 @@ to retry that message alone. Retrying is safe: committed messages are replays (`
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Final, TypeAlias
 
@@ -30,7 +30,7 @@ from flightstate_core.decision import Decision, DecisionContext, Outcome
 from flightstate_core.errors import ProtocolError
 from flightstate_core.handlers import decide, message_flids, needed_flids
 from flightstate_core.messages import Envelope, Message, ScheduleMessage
-from flightstate_core.ports import StateStore, StateTransaction
+from flightstate_core.ports import ArchivedVersions, StateStore, StateTransaction
 from flightstate_core.records import (
     BackfillIntent,
     InboxRow,
@@ -224,7 +224,16 @@ def _decide_in_tx(
     if original is not None:
         return Decision(outcome=Outcome.DUPLICATE, reason=f"duplicate of message {original}")
     current = _load(tx, decoded)
-    return decide(current, decoded, config, DecisionContext(message_id=row.message_id, now=now))
+    floors = version_floors(tx, message_flids(decoded) - current.keys())
+    ctx = DecisionContext(message_id=row.message_id, now=now, version_floors=floors)
+    return decide(current, decoded, config, ctx)
+
+
+def version_floors(tx: StateTransaction, absent: Collection[str]) -> dict[str, int]:
+    """Archived versions of FLIDs absent from the current state (if the store keeps any)."""
+    if not absent or not isinstance(tx, ArchivedVersions):
+        return {}
+    return tx.version_floors(sorted(absent))
 
 
 def _process_in_tx(  # noqa: PLR0917 - internal; tests/pg calls it positionally

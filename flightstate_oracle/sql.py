@@ -209,6 +209,12 @@ PROC_IDS: Final = _stmt(
     f"SELECT MESSAGE_ID FROM PROC_STATE WHERE MESSAGE_ID IN {in_list('M')}",
     dict.fromkeys(in_list_binds("M"), Bind.NUMBER),
 )
+VERSION_FLOORS: Final = _stmt(
+    "version_floors",
+    "SELECT FLID, MAX(STATE_VERSION) AS STATE_VERSION FROM FLIGHT_SCHD_HIST "
+    f"WHERE FLID IN {in_list('F')} GROUP BY FLID",
+    dict.fromkeys(in_list_binds("F"), Bind.TEXT),
+)
 _PAIRS = ", ".join(f"(:K{i}, :D{i})" for i in range(1, IN_LIST_SIZE + 1))
 PROC_DUPLICATES: Final = _stmt(
     "proc_duplicates",

@@ -191,6 +191,16 @@ class OracleTransaction:
         return found
 
     @_guarded
+    def version_floors(self, flids: Collection[str]) -> dict[str, int]:
+        """The highest archived STATE_VERSION of each FLID with history (one query per 100)."""
+        self._require_lock()
+        floors: dict[str, int] = {}
+        for chunk in chunked(flid for flid in flids if flid):  # "" is NULL: no such FLID
+            for row in query(self._conn, sql.VERSION_FLOORS, in_params(chunk, "F")):
+                floors[str(row["FLID"])] = int(str(row["STATE_VERSION"]))
+        return floors
+
+    @_guarded
     def find_duplicates(
         self, keys: Collection[DuplicateKey]
     ) -> dict[DuplicateKey, list[tuple[int, datetime | None]]]:

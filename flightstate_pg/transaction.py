@@ -49,6 +49,9 @@ _DUPLICATES: Final = (
     "WHERE STATUS = 'SUCCEEDED' AND (IDENTITY_KEY, PAYLOAD_DIGEST) IN "
     "(SELECT * FROM unnest(%s::text[], %s::text[]))"
 )
+_FLOORS: Final = (
+    "SELECT FLID, MAX(STATE_VERSION) FROM FLIGHT_SCHD_HIST WHERE FLID = ANY(%s) GROUP BY FLID"
+)
 _DUPLICATE: Final = (
     "SELECT MESSAGE_ID FROM PROC_STATE WHERE IDENTITY_KEY = %s AND PAYLOAD_DIGEST = %s "
     "AND STATUS = 'SUCCEEDED' AND DTTM >= %s ORDER BY MESSAGE_ID DESC LIMIT 1"
@@ -213,6 +216,13 @@ class PgTransaction:
         for key, digest, message_id, dttm in rows:
             found.setdefault((key, digest), []).append((int(message_id), dttm))
         return found
+
+    @_guarded
+    def version_floors(self, flids: Collection[str]) -> dict[str, int]:
+        """The highest archived STATE_VERSION of each FLID with history (one query)."""
+        self._require_lock()
+        rows = self._conn.execute(_FLOORS, (list(flids),)).fetchall()
+        return {str(flid): int(version) for flid, version in rows}
 
     @_guarded
     def save_many(self, batch: Sequence[ProcessedMessage]) -> None:

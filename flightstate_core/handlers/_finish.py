@@ -67,6 +67,13 @@ def changed_codes(before: FlightState | None, after: FlightState) -> list[str]:
     return [key for key in _ORDER if key in codes]
 
 
+def _first_version(flid: str, ctx: DecisionContext) -> int:
+    """A new flight starts at 1, or above the versions (and the tombstone) its FLID had
+    before lifecycle cleanup archived it, so downstream version checks keep working."""
+    floor = ctx.version_floors.get(flid)
+    return 1 if floor is None else floor + 2
+
+
 def _finalize(draft: Draft, ctx: DecisionContext) -> dict[str, FlightState]:
     finals: dict[str, FlightState] = {}
     for flid in draft.order:
@@ -76,7 +83,7 @@ def _finalize(draft: Draft, ctx: DecisionContext) -> dict[str, FlightState]:
             continue
         finals[flid] = evolve(
             after,
-            version=before.version + 1 if before is not None else 1,
+            version=before.version + 1 if before is not None else _first_version(flid, ctx),
             created_at=before.created_at if before is not None else ctx.now,
             updated_at=ctx.now,
             last_message_id=ctx.message_id,
