@@ -229,20 +229,15 @@ def process_batch(
     now: datetime,
     epoch: int | None,
     after_save: AfterSave | None = None,
-    decoded: Mapping[int, Decoded] | None = None,
 ) -> list[ProcessedMessage]:
     """Process rows in FIFO order in one transaction (see the module docstring for the
     failure rules). Returns what was written; rows already processed are skipped.
-    ``after_save`` runs inside the transaction, after the write, for each decoded message.
-    ``decoded`` holds rows decoded ahead of time, by message id (others are decoded here)."""
+    ``after_save`` runs inside the transaction, after the write, for each decoded message."""
     prepared: list[tuple[InboxRow, Decoded]] = []
     failure: tuple[InboxRow, Exception] | None = None
-    ready = decoded or {}
     for row in rows:
         try:
-            known = ready.get(row.message_id)
-            subject = known if known is not None else service.decode_row(row, config)
-            prepared.append((row, subject))
+            prepared.append((row, service.decode_row(row, config)))
         except Exception as exc:  # an unexpected codec failure: this row waits
             failure = (row, exc)
             break

@@ -19,7 +19,7 @@ to retry that message alone. Retrying is safe: committed messages are replays (`
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Final, TypeAlias
 
@@ -285,7 +285,6 @@ def process_batch(
     now: datetime,
     epoch: int | None,
     after_save: AfterSave | None = None,
-    decoded: Mapping[int, Decoded] | None = None,
 ) -> list[ProcessedMessage]:
     """Process rows in FIFO order in one transaction: see ``flightstate_core.batch``.
 
@@ -295,9 +294,7 @@ def process_batch(
     """
     from flightstate_core.batch import process_batch as run_batch  # noqa: PLC0415 - cycle
 
-    return run_batch(
-        store, rows, config, now=now, epoch=epoch, after_save=after_save, decoded=decoded
-    )
+    return run_batch(store, rows, config, now=now, epoch=epoch, after_save=after_save)
 
 
 def record_dead(
