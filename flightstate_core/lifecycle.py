@@ -15,21 +15,54 @@ codeshare naming it by MAID) is removed only when every member is eligible.
 
 Removal writes a tombstone (and a DELETED notification) for each member not already
 DELETED; an already-deleted flight had its tombstone when it was deleted and gets none.
+
+Everything a backend's ``run_cleanup`` needs that no driver does lives here too: loading
+the candidates with their masters and codeshares (port methods only), the tombstone and
+notification events, the batch loop and its report. The backends only select candidates
+and archive/delete rows in their own SQL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Final, TypeVar
 
 from attrs import field, frozen
 
 from flightstate_core.catalog import TERMINAL_EVIDENCE_SCALARS
 from flightstate_core.config import CoreConfig
-from flightstate_core.errors import ConfigError
+from flightstate_core.decision import EventKind, OutboxEvent
+from flightstate_core.errors import ConfigError, PermanentError
+from flightstate_core.ports import StateTransaction
 from flightstate_core.state import FlightState
+from flightstate_core.wire import notification
 
-__all__ = ["CleanupPlan", "RetentionPolicy", "cleanup_reason", "plan_cleanup", "removal_groups"]
+__all__ = [
+    "CLEANUP_STEPS",
+    "LIFECYCLE_STYP",
+    "LIFECYCLE_TYPE",
+    "CleanupPlan",
+    "CleanupReport",
+    "RetentionPolicy",
+    "check_archived",
+    "check_removed",
+    "cleanup_batch",
+    "cleanup_events",
+    "cleanup_reason",
+    "load_with_related",
+    "plan_cleanup",
+    "removal_groups",
+    "run_batches",
+]
+
+#: The write steps of a cleanup batch, in order (a backend's fault hook is called after each).
+CLEANUP_STEPS: Final = ("history", "delete", "events")
+#: ``type`` / ``styp`` of the DELETED notification a cleanup writes (MESSAGE_ID NULL).
+LIFECYCLE_TYPE: Final = "LIFECYCLE"
+LIFECYCLE_STYP: Final = "CLEANUP"
+
+Walk = TypeVar("Walk")
 
 
 def _non_negative(instance: object, attribute: object, value: timedelta) -> None:
@@ -137,3 +170,121 @@ def plan_cleanup(
         reasons.update({flid: str(reason) for flid, reason in member_reasons.items()})
     tombstone = tuple(flid for flid in remove if not flights[flid].is_deleted)
     return CleanupPlan(tuple(remove), tombstone, reasons, kept)
+
+
+# --------------------------------------------------------------------------- running it
+
+
+@frozen
+class CleanupReport:
+    """What one run did.
+
+    ``removed``: flights archived and deleted (``removed_flids``); ``tombstoned``: those
+    not already DELETED, each with a tombstone and a DELETED notification; ``kept``: SQL
+    candidates the rules kept (a group waiting for a member); ``batches``: transactions.
+    """
+
+    removed: int = 0
+    tombstoned: int = 0
+    kept: int = 0
+    batches: int = 0
+    removed_flids: tuple[str, ...] = ()
+
+    def plus(self, plan: CleanupPlan, candidates: Collection[str]) -> CleanupReport:
+        """This report with one more batch added."""
+        removed = set(plan.remove)
+        kept = sum(1 for flid in candidates if flid not in removed)
+        return CleanupReport(
+            self.removed + len(plan.remove), self.tombstoned + len(plan.tombstone),
+            self.kept + kept, self.batches + 1, self.removed_flids + plan.remove,
+        )  # fmt: skip
+
+
+def load_with_related(tx: StateTransaction, flids: Sequence[str]) -> dict[str, FlightState]:
+    """The candidates, their masters, and every codeshare of any of them (``plan_cleanup``
+    needs whole groups)."""
+    states = tx.load_flights(flids)
+    masters = {
+        master
+        for state in states.values()
+        if (master := state.scalars.get("MAID")) and master != state.flid
+    }
+    states.update(tx.load_flights(sorted(masters - states.keys())))
+    for flid, state in tx.load_codeshares(sorted(states)).items():
+        states.setdefault(flid, state)
+    return states
+
+
+def cleanup_events(plan: CleanupPlan, states: Mapping[str, FlightState]) -> list[OutboxEvent]:
+    """The tombstone (``schd``, null payload) and DELETED notification (``msg``) of each
+    flight in ``plan.tombstone``, at its version + 1, in plan order."""
+    events: list[OutboxEvent] = []
+    for flid in plan.tombstone:
+        version = states[flid].version + 1
+        body = notification(
+            flid=flid, state_version=version, change="DELETED", changed=["state"],
+            message_id=None, type_=LIFECYCLE_TYPE, styp=LIFECYCLE_STYP,
+        )  # fmt: skip
+        events.append(OutboxEvent("schd", flid, None, flid, version, EventKind.TOMBSTONE))
+        events.append(OutboxEvent("msg", flid, body, flid, version, EventKind.NOTIFY))
+    return events
+
+
+def cleanup_batch(
+    tx: StateTransaction,
+    found: tuple[Sequence[str], Walk | None],
+    *,
+    now: datetime,
+    policy: RetentionPolicy,
+    config: CoreConfig,
+    remove: Callable[[CleanupPlan, Sequence[OutboxEvent]], None],
+) -> tuple[CleanupPlan, Sequence[str], Walk | None]:
+    """Decide one batch inside the backend's locked transaction ``tx``.
+
+    ``found`` is the backend's next candidates and its walk position after them. No
+    candidate ends the run (walk None). Else the candidates are loaded with their groups and
+    planned, and when flights leave ``remove(plan, events)`` is called (the backend archives
+    and deletes ``plan.remove`` and writes the events, in ``tx``). Returns what
+    ``run_batches`` expects of a batch."""
+    candidates, after = found
+    if not candidates:
+        return CleanupPlan(), [], None
+    states = load_with_related(tx, candidates)
+    plan = plan_cleanup(states, now, policy, config)
+    if plan.remove:
+        remove(plan, cleanup_events(plan, states))
+    return plan, candidates, after
+
+
+def check_archived(archived_main: int, flids: Collection[str]) -> None:
+    """Every flight of the batch must have reached history before anything is deleted."""
+    if archived_main != len(flids):
+        raise PermanentError(f"cleanup: archived {archived_main} of {len(flids)} flights")
+
+
+def check_removed(table: str, deleted: int, archived: int) -> None:
+    """A table's deletion count must equal its archived count (else the batch rolls back)."""
+    if deleted != archived:
+        raise PermanentError(f"cleanup: {table}: deleted {deleted}, archived {archived}")
+
+
+def run_batches(
+    policy: RetentionPolicy,
+    limit: int | None,
+    start: Walk,
+    batch: Callable[[Walk, int], tuple[CleanupPlan, Sequence[str], Walk | None]],
+) -> CleanupReport:
+    """Run ``batch(walk, size)`` (one transaction of a backend) until it reports no walk
+    position left or ``limit`` candidates were examined (None: no limit)."""
+    if policy.batch_limit < 1:
+        raise PermanentError("RetentionPolicy.batch_limit must be at least 1")
+    report, walk, remaining = CleanupReport(), start, limit
+    while remaining is None or remaining > 0:
+        size = policy.batch_limit if remaining is None else min(remaining, policy.batch_limit)
+        plan, candidates, after = batch(walk, size)
+        if after is None:
+            break
+        report = report.plus(plan, candidates)
+        walk = after
+        remaining = None if remaining is None else remaining - len(candidates)
+    return report

@@ -13,18 +13,23 @@ Quirks (MariaDB/MySQL):
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pymysql
 
+from flightstate_core.operations import backfill_values, local_aware
 from flightstate_core.records import BackfillIntent, InboxRow
 from flightstate_mysql._errors import mysql_errors
 from flightstate_mysql.dsn import parse_mysql_dsn
 
-__all__ = ["MySqlInbox"]
+__all__ = ["MySqlConnection", "MySqlInbox"]
+
+if TYPE_CHECKING:  # the driver's Connection is generic only in its type stubs
+    from typing import TypeAlias
+
+    Connection: TypeAlias = pymysql.connections.Connection[Any]
 
 _SELECT = (
     "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
@@ -42,8 +47,44 @@ _BACKFILL = (
     " t.CMINMSGS_SUBSYSTEM_SUBTYPE = v.U"
 )
 _BACKFILL_CHUNK = 500
-_MEDIUMINT_MAX = 8_388_607
-_MEDIUMINT_MIN = -8_388_608
+_MEDIUMINT = range(-8_388_608, 8_388_608)  # CMINMSGS_SUBSYSTEM_SEQUENCE mediumint
+
+
+class MySqlConnection:
+    """One lazily opened autocommit connection to the AODB's MySQL (``cminmsgs`` and
+    ``coutmsgs`` adapters): any failed call drops it, and the next call reconnects."""
+
+    def __init__(self, dsn: str, *, connect_timeout: int, read_timeout: int) -> None:
+        self._kwargs: dict[str, Any] = parse_mysql_dsn(dsn)
+        self._kwargs.setdefault("connect_timeout", connect_timeout)
+        self._kwargs.setdefault("read_timeout", read_timeout)
+        self._kwargs.setdefault("write_timeout", read_timeout)
+        self._conn: Connection | None = None
+
+    @contextlib.contextmanager
+    def use(self) -> Iterator[Connection]:
+        """The connection (opened if needed); an exception inside drops it."""
+        try:
+            if self._conn is None:
+                self._conn = pymysql.connect(autocommit=True, **self._kwargs)
+            yield self._conn
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the connection (a later ``use`` reconnects)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # already broken; closing is best effort
+                conn.close()
+
+
+def plain_table(table: str) -> str:
+    """``table`` if it is a plain name (it is put into SQL text), else ValueError."""
+    if not table.replace("_", "").isalnum():
+        raise ValueError(f"not a plain table name: {table!r}")
+    return table
 
 
 class MySqlInbox:
@@ -58,47 +99,30 @@ class MySqlInbox:
         connect_timeout: int = 5,
         read_timeout: int = 60,
     ) -> None:
-        if not table.replace("_", "").isalnum():
-            raise ValueError(f"not a plain table name: {table!r}")
-        self._kwargs: dict[str, Any] = parse_mysql_dsn(dsn)
-        self._kwargs.setdefault("connect_timeout", connect_timeout)
-        self._kwargs.setdefault("read_timeout", read_timeout)
-        self._kwargs.setdefault("write_timeout", read_timeout)
+        self._table = plain_table(table)
+        self._db = MySqlConnection(dsn, connect_timeout=connect_timeout, read_timeout=read_timeout)
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
         self._select = _SELECT.format(table=table)
-        self._table = table
-        self._conn: pymysql.connections.Connection[Any] | None = None
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
-        with mysql_errors("read cminmsgs"):
-            try:
-                conn = self._connection()
-                with conn.cursor() as cur:
-                    cur.execute(self._select, (cursor, limit))
-                    rows = cur.fetchall()
-            except BaseException:
-                self._drop()
-                raise
-        return [InboxRow(int(r[0]), _text(r[1]), self._aware(r[2])) for r in rows]
+        with mysql_errors("read cminmsgs"), self._db.use() as conn, conn.cursor() as cur:
+            cur.execute(self._select, (cursor, limit))
+            rows = cur.fetchall()
+        return [InboxRow(int(r[0]), _text(r[1]), local_aware(r[2], self._tz)) for r in rows]
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
         """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns in one transaction; idempotent."""
         if not intents:
             return
-        params = [self._params(intent) for intent in intents]
-        with mysql_errors("backfill cminmsgs"):
-            try:
-                conn = self._connection()
-                conn.begin()
-                with conn.cursor() as cur:
-                    for start in range(0, len(params), _BACKFILL_CHUNK):
-                        chunk = params[start : start + _BACKFILL_CHUNK]
-                        cur.execute(self._backfill_sql(len(chunk)), [v for p in chunk for v in p])
-                conn.commit()
-            except BaseException:
-                self._drop()
-                raise
+        params = [backfill_values(intent, self._tz, _MEDIUMINT) for intent in intents]
+        with mysql_errors("backfill cminmsgs"), self._db.use() as conn:
+            conn.begin()
+            with conn.cursor() as cur:
+                for start in range(0, len(params), _BACKFILL_CHUNK):
+                    chunk = params[start : start + _BACKFILL_CHUNK]
+                    cur.execute(self._backfill_sql(len(chunk)), [v for p in chunk for v in p])
+            conn.commit()
 
     def _backfill_sql(self, count: int) -> str:
         rows = _BACKFILL_ROW + _BACKFILL_ROW_MORE * (count - 1)
@@ -106,51 +130,7 @@ class MySqlInbox:
 
     def close(self) -> None:
         """Close the connection (a later call reconnects)."""
-        self._drop()
-
-    # ------------------------------------------------------------------ internals
-
-    def _connection(self) -> pymysql.connections.Connection[Any]:
-        if self._conn is None:
-            self._conn = pymysql.connect(autocommit=True, **self._kwargs)
-        return self._conn
-
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):  # already broken; closing is best effort
-                conn.close()
-
-    def _aware(self, value: object) -> datetime | None:
-        if not isinstance(value, datetime):
-            return None
-        return value.replace(tzinfo=self._tz) if value.tzinfo is None else value
-
-    def _naive(self, value: datetime | None) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is not None:
-            value = value.astimezone(self._tz).replace(tzinfo=None)
-        return value.replace(microsecond=0)
-
-    def _params(self, intent: BackfillIntent) -> tuple[object, ...]:
-        seq = intent.subsystem_sequence
-        if seq is not None and not _MEDIUMINT_MIN <= seq <= _MEDIUMINT_MAX:
-            seq = None
-        return (
-            self._naive(intent.processed_at),
-            intent.status.value,
-            _cut(intent.subsystem_name),
-            seq,
-            self._naive(intent.subsystem_date_sent),
-            _cut(intent.subsystem_type),
-            _cut(intent.subsystem_subtype),
-            intent.message_id,
-        )
-
-
-def _cut(value: str | None, size: int = 4) -> str | None:
-    return None if value is None else value[:size]
+        self._db.close()
 
 
 def _text(value: object) -> str:

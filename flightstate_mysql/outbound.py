@@ -9,19 +9,17 @@ its own (autocommit); a failed call drops the connection and the next one reconn
 
 from __future__ import annotations
 
-import contextlib
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 from zoneinfo import ZoneInfo
 
-import pymysql
-
+from flightstate_core.operations import local_naive
+from flightstate_core.requests import ROUTING_RQFD  # daily-schedule request
 from flightstate_mysql._errors import mysql_errors
-from flightstate_mysql.dsn import parse_mysql_dsn
+from flightstate_mysql.inbox import MySqlConnection, plain_table
 
 __all__ = ["ROUTING_RQFD", "ROUTING_RQRD", "MySqlOutbound"]
 
-ROUTING_RQFD: Final = "VIEWRQFD"  # daily-schedule request
 ROUTING_RQRD: Final = "VIEWRQRD"  # reference-data request
 _ROUTING_WIDTH: Final = 23
 _INSERT: Final = (
@@ -42,47 +40,19 @@ class MySqlOutbound:
         connect_timeout: int = 5,
         read_timeout: int = 30,
     ) -> None:
-        if not table.replace("_", "").isalnum():
-            raise ValueError(f"not a plain table name: {table!r}")
-        self._kwargs: dict[str, Any] = parse_mysql_dsn(dsn)
-        self._kwargs.setdefault("connect_timeout", connect_timeout)
-        self._kwargs.setdefault("read_timeout", read_timeout)
-        self._kwargs.setdefault("write_timeout", read_timeout)
+        self._insert = _INSERT.format(table=plain_table(table))
+        self._db = MySqlConnection(dsn, connect_timeout=connect_timeout, read_timeout=read_timeout)
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
-        self._insert = _INSERT.format(table=table)
-        self._conn: pymysql.connections.Connection[Any] | None = None
 
     def send(self, raw: str, routing_id: str, *, at: datetime) -> int:
         """Insert one message for the transport; return its COUTMSGS_ID (committed)."""
         if not routing_id or len(routing_id) > _ROUTING_WIDTH:
             raise ValueError(f"ROUTINGID must be 1..{_ROUTING_WIDTH} characters: {routing_id!r}")
-        inserted = self._local(at)
-        with mysql_errors("insert coutmsgs"):
-            try:
-                conn = self._connection()
-                with conn.cursor() as cur:
-                    cur.execute(self._insert, (raw, inserted, routing_id))
-                    return int(cur.lastrowid)
-            except BaseException:
-                self._drop()
-                raise
+        inserted = local_naive(at, self._tz)
+        with mysql_errors("insert coutmsgs"), self._db.use() as conn, conn.cursor() as cur:
+            cur.execute(self._insert, (raw, inserted, routing_id))
+            return int(cur.lastrowid)
 
     def close(self) -> None:
         """Close the connection (a later call reconnects)."""
-        self._drop()
-
-    def _local(self, at: datetime) -> datetime:
-        if at.tzinfo is not None:
-            at = at.astimezone(self._tz).replace(tzinfo=None)
-        return at.replace(microsecond=0)
-
-    def _connection(self) -> pymysql.connections.Connection[Any]:
-        if self._conn is None:
-            self._conn = pymysql.connect(autocommit=True, **self._kwargs)
-        return self._conn
-
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):  # already broken; closing is best effort
-                conn.close()
+        self._db.close()

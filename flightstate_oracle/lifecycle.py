@@ -1,6 +1,7 @@
 """Lifecycle cleanup on Oracle 11g: archive, then remove, flights that have ended (seed §3.3, §6).
 
-Same entry points and behaviour as ``flightstate_pg.lifecycle`` (the rules are pure, in
+Same entry points and behaviour as ``flightstate_pg.lifecycle`` (the rules, the related-flight
+load, the events, the batch loop and ``CleanupReport`` are pure, in
 ``flightstate_core.lifecycle``); what differs is only how the SQL is said in 11g
 (``sql_ops``):
 
@@ -21,21 +22,30 @@ Same entry points and behaviour as ``flightstate_pg.lifecycle`` (the rules are p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
-from typing import Final
+from functools import partial
 
 import oracledb
 from attrs import frozen
 
 from flightstate_core.config import CoreConfig
-from flightstate_core.decision import EventKind
+from flightstate_core.decision import OutboxEvent
 from flightstate_core.errors import PermanentError
 from flightstate_core.layout import MAIN_TABLE
-from flightstate_core.lifecycle import CleanupPlan, RetentionPolicy, plan_cleanup
+from flightstate_core.lifecycle import (
+    CLEANUP_STEPS,
+    CleanupPlan,
+    CleanupReport,
+    RetentionPolicy,
+    check_archived,
+    check_removed,
+    cleanup_batch,
+    cleanup_events,
+    run_batches,
+)
 from flightstate_core.state import FlightState
-from flightstate_core.wire import notification
 from flightstate_oracle import sql, sql_ops
 from flightstate_oracle.db import query, run_many
 from flightstate_oracle.errors import oracle_errors
@@ -50,6 +60,7 @@ __all__ = [
     "CleanupHook",
     "CleanupReport",
     "cleanup_candidate_params",
+    "cleanup_event_rows",
     "locked_transaction",
     "run_cleanup",
     "transaction_connection",
@@ -57,29 +68,6 @@ __all__ = [
 
 #: Called after each write step of a batch with the step name and the connection (tests).
 CleanupHook = Callable[[str, oracledb.Connection], None]
-CLEANUP_STEPS: Final = ("history", "delete", "events")
-LIFECYCLE_TYPE: Final = "LIFECYCLE"
-LIFECYCLE_STYP: Final = "CLEANUP"
-
-
-@frozen
-class CleanupReport:
-    """What one run did (same fields as ``flightstate_pg.lifecycle.CleanupReport``)."""
-
-    removed: int = 0
-    tombstoned: int = 0
-    kept: int = 0
-    batches: int = 0
-    removed_flids: tuple[str, ...] = ()
-
-    def plus(self, plan: CleanupPlan, candidates: Collection[str]) -> CleanupReport:
-        """This report with one more batch added."""
-        removed = set(plan.remove)
-        kept = sum(1 for flid in candidates if flid not in removed)
-        return CleanupReport(
-            self.removed + len(plan.remove), self.tombstoned + len(plan.tombstone),
-            self.kept + kept, self.batches + 1, self.removed_flids + plan.remove,
-        )  # fmt: skip
 
 
 def transaction_connection(tx: OracleTransaction) -> oracledb.Connection:
@@ -152,20 +140,6 @@ def _candidates(conn: oracledb.Connection, walk: _Walk, *, now: datetime,
     return [], None
 
 
-def _with_related(tx: OracleTransaction, flids: list[str]) -> dict[str, FlightState]:
-    """The candidates, their masters, and every codeshare of any of them."""
-    states = tx.load_flights(flids)
-    masters = {
-        master
-        for state in states.values()
-        if (master := state.scalars.get("MAID")) and master != state.flid
-    }
-    states.update(tx.load_flights(sorted(masters - states.keys())))
-    for flid, state in tx.load_codeshares(sorted(states)).items():
-        states.setdefault(flid, state)
-    return states
-
-
 # --------------------------------------------------------------------------- writes
 
 
@@ -176,33 +150,34 @@ def _archive_and_delete(conn: oracledb.Connection, flids: list[str], now: dateti
         name: run_many(conn, sql_ops.ARCHIVE[name], [{"FLID": f, "ARCHIVED_AT": at} for f in flids])
         for name in sql_ops.ARCHIVE
     }
-    if archived[MAIN_TABLE] != len(flids):
-        raise PermanentError(f"cleanup: archived {archived[MAIN_TABLE]} of {len(flids)} flights")
+    check_archived(archived[MAIN_TABLE], flids)
     hook("history", conn)
     for name in sql_ops.REMOVE:
         deleted = run_many(conn, sql_ops.REMOVE[name], [{"FLID": f} for f in flids])
-        if deleted != archived[name]:
-            raise PermanentError(f"cleanup: {name}: deleted {deleted}, archived {archived[name]}")
+        check_removed(name, deleted, archived[name])
     hook("delete", conn)
+
+
+def _event_rows(events: Sequence[OutboxEvent]) -> list[Row]:
+    return [
+        {"TOPIC": e.topic, "EVENT_KEY": e.key,
+         "PAYLOAD": None if e.payload is None else e.payload.decode("utf-8"), "FLID": e.flid,
+         "STATE_VERSION": e.state_version, "KIND": e.kind.value, "MESSAGE_ID": None,
+         "EMPTY_CODES": None}
+        for e in events
+    ]  # fmt: skip
 
 
 def cleanup_event_rows(plan: CleanupPlan, states: dict[str, FlightState]) -> list[Row]:
     """MSG_EVENT binds (``sql.EVENT_INSERT``) of the tombstones and notifications (pure)."""
-    rows: list[Row] = []
-    for flid in plan.tombstone:
-        version = states[flid].version + 1
-        body = notification(
-            flid=flid, state_version=version, change="DELETED", changed=["state"],
-            message_id=None, type_=LIFECYCLE_TYPE, styp=LIFECYCLE_STYP,
-        )  # fmt: skip
-        for topic, payload, kind in (
-            ("schd", None, EventKind.TOMBSTONE),
-            ("msg", body.decode("utf-8"), EventKind.NOTIFY),
-        ):
-            rows.append({"TOPIC": topic, "EVENT_KEY": flid, "PAYLOAD": payload, "FLID": flid,
-                         "STATE_VERSION": version, "KIND": kind.value, "MESSAGE_ID": None,
-                         "EMPTY_CODES": None})  # fmt: skip
-    return rows
+    return _event_rows(cleanup_events(plan, states))
+
+
+def _remove(conn: oracledb.Connection, plan: CleanupPlan, events: Sequence[OutboxEvent], *,
+            now: datetime, hook: CleanupHook) -> None:  # fmt: skip
+    _archive_and_delete(conn, list(plan.remove), now, hook)
+    run_many(conn, sql.EVENT_INSERT, _event_rows(events))
+    hook("events", conn)
 
 
 # --------------------------------------------------------------------------- entry point
@@ -215,20 +190,11 @@ def _no_hook(_step: str, _conn: oracledb.Connection) -> None:
 def _batch(
     store: OracleStore, walk: _Walk, size: int, *, now: datetime, policy: RetentionPolicy,
     config: CoreConfig, epoch: int | None, hook: CleanupHook,
-) -> tuple[CleanupPlan, list[str], _Walk | None]:  # fmt: skip
+) -> tuple[CleanupPlan, Sequence[str], _Walk | None]:  # fmt: skip
     with locked_transaction(store, epoch) as (tx, conn), oracle_errors():
-        candidates, after = _candidates(
-            conn, walk, now=now, policy=policy, config=config, size=size
-        )
-        if not candidates:
-            return CleanupPlan(), [], None
-        states = _with_related(tx, candidates)
-        plan = plan_cleanup(states, now, policy, config)
-        if plan.remove:
-            _archive_and_delete(conn, list(plan.remove), now, hook)
-            run_many(conn, sql.EVENT_INSERT, cleanup_event_rows(plan, states))
-            hook("events", conn)
-        return plan, candidates, after
+        found = _candidates(conn, walk, now=now, policy=policy, config=config, size=size)
+        remove = partial(_remove, conn, now=now, hook=hook)
+        return cleanup_batch(tx, found, now=now, policy=policy, config=config, remove=remove)
 
 
 def run_cleanup(
@@ -248,18 +214,6 @@ def run_cleanup(
     ``fault_hook`` (tests) is called after each of ``CLEANUP_STEPS``. Raises the core error
     of a failed batch (earlier batches stay committed; the failed one changed nothing).
     """
-    if policy.batch_limit < 1:
-        raise PermanentError("RetentionPolicy.batch_limit must be at least 1")
-    report, walk = CleanupReport(), _Walk()
-    hook = fault_hook or _no_hook
-    remaining = limit
-    while remaining is None or remaining > 0:
-        size = policy.batch_limit if remaining is None else min(remaining, policy.batch_limit)
-        plan, candidates, after = _batch(store, walk, size, now=now, policy=policy,
-                                         config=config, epoch=epoch, hook=hook)  # fmt: skip
-        if after is None:
-            break
-        report = report.plus(plan, candidates)
-        walk = after
-        remaining = None if remaining is None else remaining - len(candidates)
-    return report
+    batch = partial(_batch, store, now=now, policy=policy, config=config, epoch=epoch,
+                    hook=fault_hook or _no_hook)  # fmt: skip
+    return run_batches(policy, limit, _Walk(), batch)

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 import psycopg
 from psycopg import sql
 
+from flightstate_core.operations import backfill_values, local_aware
 from flightstate_core.records import BackfillIntent, InboxRow
 from flightstate_pg._errors import translated
 
@@ -51,7 +52,7 @@ _INSERT = (
     "INSERT INTO {table} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS)"
     " VALUES (%s, %s, 'VALID') RETURNING CMINMSGS_ID"
 )
-_INT4 = 2**31
+_INT4 = range(-(2**31), 2**31)  # CMINMSGS_SUBSYSTEM_SEQUENCE integer
 
 
 def _ident(table: str) -> sql.Identifier:
@@ -117,13 +118,13 @@ class PgInbox:
             except BaseException:
                 self._drop()
                 raise
-        return [InboxRow(int(r[0]), str(r[1]), self._aware(r[2])) for r in rows]
+        return [InboxRow(int(r[0]), str(r[1]), local_aware(r[2], self._tz)) for r in rows]
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
         """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns in one transaction; idempotent."""
         if not intents:
             return
-        params = [self._params(intent) for intent in intents]
+        params = [backfill_values(intent, self._tz, _INT4) for intent in intents]
         with translated():
             try:
                 conn = self._connection()
@@ -139,46 +140,13 @@ class PgInbox:
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:
-            self._conn = psycopg.connect(
-                self._dsn, autocommit=True, connect_timeout=self._timeout
-            )
+            self._conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._timeout)
         return self._conn
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
-
-    def _aware(self, value: object) -> datetime | None:
-        if not isinstance(value, datetime):
-            return None
-        return value.replace(tzinfo=self._tz) if value.tzinfo is None else value
-
-    def _naive(self, value: datetime | None) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is not None:
-            value = value.astimezone(self._tz).replace(tzinfo=None)
-        return value.replace(microsecond=0)
-
-    def _params(self, intent: BackfillIntent) -> tuple[object, ...]:
-        seq = intent.subsystem_sequence
-        if seq is not None and not -_INT4 <= seq < _INT4:
-            seq = None
-        return (
-            self._naive(intent.processed_at),
-            intent.status.value,
-            _cut(intent.subsystem_name),
-            seq,
-            self._naive(intent.subsystem_date_sent),
-            _cut(intent.subsystem_type),
-            _cut(intent.subsystem_subtype),
-            intent.message_id,
-        )
-
-
-def _cut(value: str | None, size: int = 4) -> str | None:
-    return None if value is None else value[:size]
 
 
 def _local_now(zone: str) -> datetime:

@@ -2,8 +2,9 @@
 
 Why it looks like this:
 
-- The rules are pure (``flightstate_core.lifecycle``); this module only selects candidates,
-  loads them with every related master/codeshare, and writes the plan.
+- The rules are pure (``flightstate_core.lifecycle``, which also loads the candidates with
+  every related master/codeshare, builds the events and runs the batch loop); this module
+  only selects candidates and writes the plan.
 - One short transaction per batch (``policy.batch_limit`` candidates): PIPELINE_LOCK is
   taken first (with the leader's epoch, so a fenced ex-leader writes nothing) and held
   only for one batch, so the pump waits at most that long.
@@ -20,9 +21,10 @@ Why it looks like this:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
+from functools import partial
 from typing import Any, Final
 
 import psycopg
@@ -30,11 +32,19 @@ from attrs import frozen
 
 from flightstate_core.catalog import TERMINAL_EVIDENCE_SCALARS
 from flightstate_core.config import CoreConfig
+from flightstate_core.decision import OutboxEvent
 from flightstate_core.errors import PermanentError
 from flightstate_core.layout import DETAIL_TABLES, MAIN_TABLE, DetailTable
-from flightstate_core.lifecycle import CleanupPlan, RetentionPolicy, plan_cleanup
-from flightstate_core.state import FlightState
-from flightstate_core.wire import notification
+from flightstate_core.lifecycle import (
+    CLEANUP_STEPS,
+    CleanupPlan,
+    CleanupReport,
+    RetentionPolicy,
+    check_archived,
+    check_removed,
+    cleanup_batch,
+    run_batches,
+)
 from flightstate_pg._schema import MAIN
 from flightstate_pg.store import PgStore
 from flightstate_pg.transaction import PgTransaction
@@ -51,39 +61,11 @@ __all__ = [
 Conn = psycopg.Connection[Any]
 #: Called after each write step of a batch with the step name and the connection (tests).
 CleanupHook = Callable[[str, Conn], None]
-CLEANUP_STEPS: Final = ("history", "delete", "events")
 
-LIFECYCLE_TYPE: Final = "LIFECYCLE"
-LIFECYCLE_STYP: Final = "CLEANUP"
 _EVENT_INSERT: Final = (
     "INSERT INTO MSG_EVENT (TOPIC, EVENT_KEY, PAYLOAD, FLID, STATE_VERSION, KIND, MESSAGE_ID) "
     "VALUES (%s, %s, %s, %s, %s, %s, NULL)"
 )
-
-
-@frozen
-class CleanupReport:
-    """What one run did.
-
-    ``removed``: flights archived and deleted (``removed_flids``); ``tombstoned``: those
-    not already DELETED, each with a tombstone and a DELETED notification; ``kept``: SQL
-    candidates the rules kept (a group waiting for a member); ``batches``: transactions.
-    """
-
-    removed: int = 0
-    tombstoned: int = 0
-    kept: int = 0
-    batches: int = 0
-    removed_flids: tuple[str, ...] = ()
-
-    def plus(self, plan: CleanupPlan, candidates: Collection[str]) -> CleanupReport:
-        """This report with one more batch added."""
-        removed = set(plan.remove)
-        kept = sum(1 for flid in candidates if flid not in removed)
-        return CleanupReport(
-            self.removed + len(plan.remove), self.tombstoned + len(plan.tombstone),
-            self.kept + kept, self.batches + 1, self.removed_flids + plan.remove,
-        )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- connection
@@ -157,20 +139,6 @@ def _candidates(conn: Conn, walk: _Walk, *, now: datetime, policy: RetentionPoli
     return [], None
 
 
-def _with_related(tx: PgTransaction, flids: list[str]) -> dict[str, FlightState]:
-    """The candidates, their masters, and every codeshare of any of them."""
-    states = tx.load_flights(flids)
-    masters = {
-        master
-        for state in states.values()
-        if (master := state.scalars.get("MAID")) and master != state.flid
-    }
-    states.update(tx.load_flights(sorted(masters - states.keys())))
-    for flid, state in tx.load_codeshares(sorted(states)).items():
-        states.setdefault(flid, state)
-    return states
-
-
 # --------------------------------------------------------------------------- writes
 
 
@@ -204,32 +172,26 @@ _DELETE: Final = tuple(
 
 
 def _archive_and_delete(conn: Conn, flids: list[str], now: datetime, hook: CleanupHook) -> None:
-    archived: dict[str, int] = {}
-    for name, sql in _ARCHIVE:
-        archived[name] = conn.execute(sql, (now, flids)).rowcount
-    if archived[MAIN_TABLE] != len(flids):
-        raise PermanentError(f"cleanup: archived {archived[MAIN_TABLE]} of {len(flids)} flights")
+    archived = {name: conn.execute(sql, (now, flids)).rowcount for name, sql in _ARCHIVE}
+    check_archived(archived[MAIN_TABLE], flids)
     hook("history", conn)
     for name, sql in _DELETE:
-        deleted = conn.execute(sql, (flids,)).rowcount
-        if deleted != archived[name]:
-            raise PermanentError(f"cleanup: {name}: deleted {deleted}, archived {archived[name]}")
+        check_removed(name, conn.execute(sql, (flids,)).rowcount, archived[name])
     hook("delete", conn)
 
 
-def _events(conn: Conn, plan: CleanupPlan, states: dict[str, FlightState]) -> None:
-    rows: list[tuple[Any, ...]] = []
-    for flid in plan.tombstone:
-        version = states[flid].version + 1
-        body = notification(
-            flid=flid, state_version=version, change="DELETED", changed=["state"],
-            message_id=None, type_=LIFECYCLE_TYPE, styp=LIFECYCLE_STYP,
-        )  # fmt: skip
-        rows.append(("schd", flid, None, flid, version, "TOMBSTONE"))
-        rows.append(("msg", flid, body.decode("utf-8"), flid, version, "NOTIFY"))
+def _remove(conn: Conn, plan: CleanupPlan, events: Sequence[OutboxEvent], *, now: datetime,
+            hook: CleanupHook) -> None:  # fmt: skip
+    _archive_and_delete(conn, list(plan.remove), now, hook)
+    rows = [
+        (e.topic, e.key, None if e.payload is None else e.payload.decode("utf-8"), e.flid,
+         e.state_version, e.kind.value)
+        for e in events
+    ]  # fmt: skip
     if rows:
         with conn.cursor() as cursor:
             cursor.executemany(_EVENT_INSERT, rows)
+    hook("events", conn)
 
 
 # --------------------------------------------------------------------------- entry point
@@ -242,20 +204,11 @@ def _no_hook(_step: str, _conn: Conn) -> None:
 def _batch(
     store: PgStore, walk: _Walk, size: int, *, now: datetime, policy: RetentionPolicy,
     config: CoreConfig, epoch: int | None, hook: CleanupHook,
-) -> tuple[CleanupPlan, list[str], _Walk | None]:  # fmt: skip
+) -> tuple[CleanupPlan, Sequence[str], _Walk | None]:  # fmt: skip
     with locked_transaction(store, epoch) as (tx, conn):
-        candidates, after = _candidates(
-            conn, walk, now=now, policy=policy, config=config, size=size
-        )
-        if not candidates:
-            return CleanupPlan(), [], None
-        states = _with_related(tx, candidates)
-        plan = plan_cleanup(states, now, policy, config)
-        if plan.remove:
-            _archive_and_delete(conn, list(plan.remove), now, hook)
-            _events(conn, plan, states)
-            hook("events", conn)
-        return plan, candidates, after
+        found = _candidates(conn, walk, now=now, policy=policy, config=config, size=size)
+        remove = partial(_remove, conn, now=now, hook=hook)
+        return cleanup_batch(tx, found, now=now, policy=policy, config=config, remove=remove)
 
 
 def run_cleanup(
@@ -275,18 +228,6 @@ def run_cleanup(
     after each of ``CLEANUP_STEPS`` inside the batch's transaction. Raises the core error of
     a failed batch (earlier batches stay committed; the failed one changed nothing).
     """
-    if policy.batch_limit < 1:
-        raise PermanentError("RetentionPolicy.batch_limit must be at least 1")
-    report, walk = CleanupReport(), _Walk()
-    hook = fault_hook or _no_hook
-    remaining = limit
-    while remaining is None or remaining > 0:
-        size = policy.batch_limit if remaining is None else min(remaining, policy.batch_limit)
-        plan, candidates, after = _batch(store, walk, size, now=now, policy=policy,
-                                         config=config, epoch=epoch, hook=hook)  # fmt: skip
-        if after is None:
-            break
-        report = report.plus(plan, candidates)
-        walk = after
-        remaining = None if remaining is None else remaining - len(candidates)
-    return report
+    batch = partial(_batch, store, now=now, policy=policy, config=config, epoch=epoch,
+                    hook=fault_hook or _no_hook)  # fmt: skip
+    return run_batches(policy, limit, _Walk(), batch)

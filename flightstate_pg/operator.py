@@ -5,7 +5,8 @@ the states it read and before any later one. The dispatcher keeps only the lates
 run of snapshots of one FLID, so a republished older version committed after a newer
 pump event would hide the newer one.
 
-Decisions:
+Decisions (the driver-free parts, payloads, batches and history entries, are in
+``flightstate_core.operations``, shared with Oracle):
 - A republished row is a ``schd`` record with the current STATE_VERSION (unchanged: a
   republish is not a change) and KIND ``REPUBLISH``, MESSAGE_ID NULL, no ``msg``.
 - A DELETED flight still in the current state is republished as a tombstone (null value):
@@ -19,22 +20,30 @@ Decisions:
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection
 from datetime import datetime
+from functools import partial
 from typing import Any, Final
 
 import psycopg
 
 from flightstate_core.config import CoreConfig
-from flightstate_core.state import FlightState
-from flightstate_core.wire import wire
+from flightstate_core.operations import (
+    REPUBLISH_KIND,
+    HistoryProc,
+    event_entry,
+    flid_batches,
+    history_order,
+    notice_about,
+    republish_payload,
+    snap_entry,
+)
 from flightstate_pg.lifecycle import locked_transaction, transaction_connection
 from flightstate_pg.store import PgStore
 
 __all__ = ["REPUBLISH_KIND", "flight_history", "republish"]
 
 Conn = psycopg.Connection[Any]
-REPUBLISH_KIND: Final = "REPUBLISH"
 
 _PAGE: Final = "SELECT FLID FROM FLIGHT_SCHD WHERE FLID > %s ORDER BY FLID LIMIT %s"
 _EVENT_INSERT: Final = (
@@ -43,31 +52,10 @@ _EVENT_INSERT: Final = (
 )
 
 
-def _republish_rows(
-    states: Sequence[FlightState], config: CoreConfig, now: datetime
-) -> list[tuple[Any, ...]]:
-    rows: list[tuple[Any, ...]] = []
-    for state in states:
-        payload = None if state.is_deleted else wire(state, config).decode("utf-8")
-        rows.append((state.flid, payload, state.flid, state.version, now))
-    return rows
-
-
-def _batches(store: PgStore, flids: Collection[str] | None, size: int) -> Iterator[list[str]]:
-    """Batches of FLIDs: the given ones, or every current flight in FLID order."""
-    if flids is not None:
-        keys = sorted(set(flids))
-        for start in range(0, len(keys), size):
-            yield keys[start : start + size]
-        return
-    after = ""
-    while True:
-        with store.transaction() as tx:
-            page = [r[0] for r in transaction_connection(tx).execute(_PAGE, (after, size))]
-        if not page:
-            return
-        yield page
-        after = page[-1]
+def _page(store: PgStore, after: str | None, size: int) -> list[str]:
+    """Current FLIDs after ``after`` in FLID order, from one short transaction."""
+    with store.transaction() as tx:
+        return [r[0] for r in transaction_connection(tx).execute(_PAGE, (after or "", size))]
 
 
 def republish(
@@ -82,10 +70,13 @@ def republish(
     """Write a fresh ``schd`` record of the current state of ``flids`` (None: every flight);
     return how many. Unknown FLIDs are skipped. One locked transaction per batch."""
     written = 0
-    for keys in _batches(store, flids, batch):
+    for keys in flid_batches(flids, batch, partial(_page, store)):
         with locked_transaction(store, epoch) as (tx, conn):
             states = tx.load_flights(keys)
-            rows = _republish_rows([states[k] for k in keys if k in states], config, now)
+            rows = [
+                (s.flid, republish_payload(s, config), s.flid, s.version, now)
+                for s in (states[k] for k in keys if k in states)
+            ]
             if rows:
                 with conn.cursor() as cursor:
                     cursor.executemany(_EVENT_INSERT, rows)
@@ -119,46 +110,23 @@ def _notices_for(conn: Conn, flid: str, message_ids: list[int]) -> dict[int | No
     found: dict[int | None, dict[str, Any]] = {}
     for message_id, payload in conn.execute(_NOTICES, (message_ids, flid)).fetchall():
         body = json.loads(payload)
-        if body.get("codeshare") == flid or (body["flid"] == flid and "codeshare" not in body):
+        if notice_about(body, flid):
             found[message_id] = body
     return found
 
 
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
-
-
-def _entry(
-    event: Sequence[Any], body: dict[str, Any] | None, proc: Sequence[Any] | None
-) -> dict[str, Any]:
-    _event_id, message_id, version, kind, created = event
-    change = "DELETED" if kind == "TOMBSTONE" else ("CREATED" if version == 1 else "UPDATED")
-    return {
-        "messageId": message_id,
-        "type": proc[1] if proc else (body or {}).get("type"),
-        "styp": proc[2] if proc else (body or {}).get("styp"),
-        "status": proc[3] if proc else None,
-        "dttm": _iso(proc[4]) if proc else None,
-        "processedAt": _iso(proc[5]) if proc else _iso(created),
-        "stateVersion": version,
-        "change": change,
-        "changed": body["changed"] if body is not None else None,
-        "source": "event" if message_id is not None else "cleanup",
-    }
+def _procs(conn: Conn, message_ids: list[int]) -> dict[int, HistoryProc]:
+    """PROC_STATE of these messages (MESSAGE_ID, MSG_TYPE, MSG_STYP, STATUS, DTTM,
+    PROCESSED_AT, ...) as history columns, by message id."""
+    rows = conn.execute(_PROCS, (message_ids,)).fetchall()
+    return {r[0]: HistoryProc(r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
 
 def _snap_entries(conn: Conn, flid: str, seen: set[int]) -> list[dict[str, Any]]:
     rows = conn.execute(_SNAPS, (json.dumps([flid]),)).fetchall()
     missing = [row for row in rows if row[0] not in seen]
-    procs = {r[0]: r for r in conn.execute(_PROCS, ([r[0] for r in missing],)).fetchall()}
-    return [
-        {"messageId": mid, "type": "SCHD", "styp": styp,
-         "status": procs[mid][3] if mid in procs else None,
-         "dttm": _iso(procs[mid][4]) if mid in procs else None,
-         "processedAt": _iso(procs[mid][5]) if mid in procs else _iso(created),
-         "stateVersion": None, "change": None, "changed": None, "source": "snap_log"}
-        for mid, styp, created in missing
-    ]  # fmt: skip
+    procs = _procs(conn, [r[0] for r in missing])
+    return [snap_entry(mid, styp, created, procs.get(mid)) for mid, styp, created in missing]
 
 
 def flight_history(store: PgStore, flid: str) -> list[dict[str, Any]]:
@@ -174,14 +142,10 @@ def flight_history(store: PgStore, flid: str) -> list[dict[str, Any]]:
         events = conn.execute(_OWN_EVENTS, (flid,)).fetchall()
         message_ids = [e[1] for e in events if e[1] is not None]
         bodies = _notices_for(conn, flid, message_ids)
-        procs = {r[0]: r for r in conn.execute(_PROCS, (message_ids,)).fetchall()}
-        entries = [_entry(e, bodies.get(e[1]), procs.get(e[1])) for e in events]
+        procs = _procs(conn, message_ids)
+        entries = [
+            event_entry(mid, version, kind, created, bodies.get(mid), procs.get(mid))
+            for _event_id, mid, version, kind, created in events
+        ]
         entries += _snap_entries(conn, flid, set(message_ids))
-    return sorted(entries, key=_order)
-
-
-def _order(entry: dict[str, Any]) -> tuple[int, int, int]:
-    message_id = entry["messageId"]
-    if message_id is None:
-        return (1, 0, entry["stateVersion"] or 0)  # cleanup ends a life: after its messages
-    return (0, message_id, entry["stateVersion"] or 0)
+    return sorted(entries, key=history_order)

@@ -2,9 +2,11 @@
 
 Why it looks like this:
 
-- The rules are pure (``flightstate_core.requests``). Requests live in SCHD_REQUEST, every
-  applied SCHD RESP gets one SCHD_RESPONSE_LOG row (REQUEST_ID NULL = unsolicited). That
-  row's primary key makes matching idempotent, so the two ways in can coexist:
+- The rules are pure (``flightstate_core.requests``: matching over the ``ResponseLog``
+  port, the RQFD text, the loops and the reports); this module says them in SQL.
+- Requests live in SCHD_REQUEST, every applied SCHD RESP gets one SCHD_RESPONSE_LOG row
+  (REQUEST_ID NULL = unsolicited). That row's primary key makes matching idempotent, so
+  the two ways in can coexist:
   ``match_schedule_response`` inside the transaction that applies the RESP (needs a hook in
   ``service``), and ``reconcile_responses`` afterwards from PROC_STATE (works today).
 - Reconciling later must judge "open" as it was when the RESP was applied: a request
@@ -22,27 +24,33 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Final, Protocol
+from functools import partial
+from typing import Any, Final
 
-import attrs
 import psycopg
-from attrs import frozen
 
-from flightstate_core.codec import decode, encode
 from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import ProtocolError
 from flightstate_core.messages import Message, ScheduleMessage
 from flightstate_core.ports import Inbox, StateTransaction
 from flightstate_core.records import ProcessedMessage
 from flightstate_core.requests import (
+    ROUTING_RQFD,
+    Outbound,
+    ReconcileReport,
     RequestAction,
     RequestStatus,
+    RequestStatusReport,
     ScheduleRequestRecord,
-    match_response,
+    Window,
+    applied_response,
+    count_actions,
+    match_logged,
     next_action,
+    reconcile_each,
+    require_response,
     response_window,
-    schedule_request_message,
+    rqfd_text,
+    window_from_inbox,
 )
 from flightstate_pg.lifecycle import transaction_connection
 from flightstate_pg.store import PgStore
@@ -61,8 +69,6 @@ __all__ = [
 ]
 
 Conn = psycopg.Connection[Any]
-Window = tuple[datetime, datetime] | None
-ROUTING_RQFD: Final = "VIEWRQFD"
 
 _COLUMNS: Final = (
     "REQUEST_ID, WINDOW_START, WINDOW_END, SEQN, SENT_AT, ATTEMPTS, STATUS, ANSWERED_BY"
@@ -127,24 +133,11 @@ _LISTED: Final = (
 )
 
 
-class Outbound(Protocol):
-    """Where outbound SIS messages go (``flightstate_mysql.outbound.MySqlOutbound``)."""
-
-    def send(self, raw: str, routing_id: str, *, at: datetime) -> int:
-        """Insert one message for the transport; return its row id once committed."""
-
-
 def _record(row: Sequence[Any]) -> ScheduleRequestRecord:
     rid, start, end, seqn, sent, attempts, status, answered = row[:8]
     return ScheduleRequestRecord(
         rid, start, end, seqn, sent, attempts, RequestStatus(status), answered
     )
-
-
-def _rqfd(sndr: str, seqn: int, window: tuple[datetime, datetime], *, now: datetime,
-          config: CoreConfig) -> str:  # fmt: skip
-    message = schedule_request_message(sndr, seqn, window[0], window[1], now, config)
-    return encode(message).decode("utf-8")
 
 
 # --------------------------------------------------------------------------- sending
@@ -171,7 +164,7 @@ def request_schedule(
         seqn = int(conn.execute(_NEXT_SEQN).fetchone()[0])  # type: ignore[index]
         row = conn.execute(_INSERT, (sndr, start, end, seqn, now, now)).fetchone()
         request_id = int(row[0])  # type: ignore[index]
-        raw = _rqfd(sndr, seqn, (start, end), now=now, config=config)
+        raw = rqfd_text(sndr, seqn, (start, end), now=now, config=config)
         sent = outbound.send(raw, ROUTING_RQFD, at=now)
         conn.execute(_SET_OUTBOUND, (sent, request_id))
     return request_id
@@ -190,7 +183,7 @@ def _resend_one(
         if action is RequestAction.RESEND:
             seqn = int(conn.execute(_NEXT_SEQN).fetchone()[0])  # type: ignore[index]
             window = (row[1], row[2])
-            raw = _rqfd(row[8], seqn, window, now=now, config=config)
+            raw = rqfd_text(row[8], seqn, window, now=now, config=config)
             sent = outbound.send(raw, ROUTING_RQFD, at=now)
             conn.execute(_RESENT, (seqn, now, sent, request_id))
         elif action is RequestAction.FAIL:
@@ -212,40 +205,36 @@ def resend_due(
     ``max_attempts`` sends in all, mark them FAILED. Returns (resent, failed)."""
     with store.transaction() as tx:
         due = [r[0] for r in transaction_connection(tx).execute(_DUE, (now - timeout, limit))]
-    resent = failed = 0
-    for request_id in due:
-        action = _resend_one(store, outbound, request_id, now=now, timeout=timeout,
-                             max_attempts=max_attempts, config=config)  # fmt: skip
-        resent += action is RequestAction.RESEND
-        failed += action is RequestAction.FAIL
-    return resent, failed
+    return count_actions(due, partial(_resend_one, store, outbound, now=now, timeout=timeout,
+                                      max_attempts=max_attempts, config=config))  # fmt: skip
 
 
 # --------------------------------------------------------------------------- matching
 
 
-def _open_requests(conn: Conn, as_of: datetime | None) -> list[ScheduleRequestRecord]:
-    """Requests open now (``as_of`` None) or when a RESP was applied, locked FOR UPDATE."""
-    if as_of is None:
-        return [_record(row) for row in conn.execute(_OPEN_NOW).fetchall()]
-    rows = conn.execute(_OPEN_AS_OF, (as_of, as_of)).fetchall()
-    return [attrs.evolve(_record(row), status=RequestStatus.OPEN) for row in rows]
+class _ResponseLog:
+    """``ResponseLog`` over one open connection."""
 
+    def __init__(self, conn: Conn) -> None:
+        self._conn = conn
 
-def _match_in(conn: Conn, message_id: int, window: Window, *, as_of: datetime | None,
-              now: datetime | None) -> int | None:  # fmt: skip
-    """Match one applied RESP (idempotent: a logged message keeps its first match)."""
-    logged = conn.execute(_LOGGED, (message_id,)).fetchone()
-    if logged is None:
-        chosen = match_response(_open_requests(conn, as_of), window)
-        request_id = None if chosen is None else chosen.request_id
+    def logged(self, message_id: int) -> tuple[bool, int | None]:
+        row = self._conn.execute(_LOGGED, (message_id,)).fetchone()
+        return (False, None) if row is None else (True, None if row[0] is None else int(row[0]))
+
+    def open_requests(self, as_of: datetime | None) -> list[ScheduleRequestRecord]:
+        if as_of is None:
+            return [_record(row) for row in self._conn.execute(_OPEN_NOW).fetchall()]
+        return [_record(row) for row in self._conn.execute(_OPEN_AS_OF, (as_of, as_of)).fetchall()]
+
+    def log(self, message_id: int, request_id: int | None, window: Window,
+            now: datetime | None) -> bool:  # fmt: skip
         start, end = window if window is not None else (None, None)
-        if conn.execute(_LOG, (message_id, request_id, start, end, now)).fetchone() is not None:
-            if request_id is not None:
-                conn.execute(_ANSWER, (message_id, now, request_id))
-            return request_id
-        logged = conn.execute(_LOGGED, (message_id,)).fetchone()  # a concurrent match won
-    return None if logged is None or logged[0] is None else int(logged[0])
+        row = self._conn.execute(_LOG, (message_id, request_id, start, end, now)).fetchone()
+        return row is not None
+
+    def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
+        self._conn.execute(_ANSWER, (message_id, now, request_id))
 
 
 def match_schedule_response(
@@ -259,14 +248,14 @@ def match_schedule_response(
     """Inside the transaction applying a SUCCEEDED SCHD RESP: mark the oldest open request
     covering its SODT range ANSWERED and return its REQUEST_ID; else log it unsolicited
     (None). Idempotent per ``message_id``; commits with the caller's transaction."""
-    if message.envelope.type != "SCHD" or message.envelope.styp != "RESP":
-        raise ValueError(f"message {message_id} is not a SCHD RESP")
+    require_response(message, message_id)
     conn = (
         conn_or_tx
         if isinstance(conn_or_tx, psycopg.Connection)
         else transaction_connection(conn_or_tx)
     )
-    return _match_in(conn, message_id, response_window(message, config), as_of=None, now=now)
+    window = response_window(message, config)
+    return match_logged(_ResponseLog(conn), message_id, window, as_of=None, now=now)
 
 
 def schedule_response_hook(
@@ -276,40 +265,11 @@ def schedule_response_hook(
     inside the transaction that applied it; every other message passes untouched."""
 
     def hook(tx: StateTransaction, message: Message, processed: ProcessedMessage) -> None:
-        if not isinstance(message, ScheduleMessage) or message.envelope.styp != "RESP":
-            return
-        if processed.proc.status is not Outcome.SUCCEEDED or not isinstance(tx, PgTransaction):
-            return
-        now = processed.proc.processed_at
-        match_schedule_response(tx, message, processed.proc.message_id, config, now=now)
+        if applied_response(message, processed) and isinstance(tx, PgTransaction):
+            now = processed.proc.processed_at
+            match_schedule_response(tx, message, processed.proc.message_id, config, now=now)
 
     return hook
-
-
-@frozen
-class ReconcileReport:
-    """Applied RESP messages matched by one ``reconcile_responses`` call."""
-
-    answered: int = 0
-    unsolicited: int = 0
-
-
-def _window_from_raw(
-    inbox: Inbox | None, message_id: int, config: CoreConfig
-) -> tuple[bool, Window]:
-    """(found, window) from the inbox row's raw text (decoded again, exactly)."""
-    if inbox is None:
-        return False, None
-    rows = inbox.read_after(message_id - 1, 1)
-    if not rows or rows[0].message_id != message_id:
-        return False, None
-    try:
-        message = decode(rows[0].raw, config)
-    except ProtocolError:
-        return False, None
-    if not isinstance(message, ScheduleMessage):
-        return False, None
-    return True, response_window(message, config)
 
 
 def _window_from_store(conn: Conn, message_id: int) -> Window:
@@ -339,44 +299,20 @@ def reconcile_responses(
     """
     with store.transaction() as tx:
         pending = transaction_connection(tx).execute(_UNMATCHED, (limit,)).fetchall()
-    answered = unsolicited = 0
-    for message_id, processed_at in pending:
-        found, window = _window_from_raw(inbox, message_id, config)
-        with store.transaction() as tx:
-            conn = transaction_connection(tx)
-            if not found:
-                window = _window_from_store(conn, message_id)
-            matched = _match_in(conn, message_id, window, as_of=processed_at, now=now)
-        answered += matched is not None
-        unsolicited += matched is None
-    return ReconcileReport(answered, unsolicited)
+    return reconcile_each(pending, partial(_reconcile_one, store, config, now=now, inbox=inbox))
+
+
+def _reconcile_one(store: PgStore, config: CoreConfig, message_id: int, processed_at: datetime,
+                   *, now: datetime, inbox: Inbox | None) -> int | None:  # fmt: skip
+    found, window = window_from_inbox(inbox, message_id, config)
+    with store.transaction() as tx:
+        conn = transaction_connection(tx)
+        if not found:
+            window = _window_from_store(conn, message_id)
+        return match_logged(_ResponseLog(conn), message_id, window, as_of=processed_at, now=now)
 
 
 # --------------------------------------------------------------------------- status
-
-
-@frozen
-class RequestStatusReport:
-    """Counts by status, unsolicited responses, and the open/failed requests (newest first)."""
-
-    open: int
-    answered: int
-    failed: int
-    unsolicited: int
-    requests: tuple[ScheduleRequestRecord, ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view for the runner's ``status``."""
-        return {
-            "open": self.open, "answered": self.answered, "failed": self.failed,
-            "unsolicited": self.unsolicited,
-            "requests": [
-                {"requestId": r.request_id, "status": r.status.value, "seqn": r.seqn,
-                 "attempts": r.attempts, "windowStart": r.window_start.isoformat(),
-                 "windowEnd": r.window_end.isoformat(), "sentAt": r.sent_at.isoformat()}
-                for r in self.requests
-            ],
-        }  # fmt: skip
 
 
 def request_status(store: PgStore, *, listed: int = 50) -> RequestStatusReport:
@@ -386,7 +322,5 @@ def request_status(store: PgStore, *, listed: int = 50) -> RequestStatusReport:
         counts = dict(conn.execute(_COUNTS).fetchall())
         unsolicited = int(conn.execute(_UNSOLICITED).fetchone()[0])  # type: ignore[index]
         rows = conn.execute(_LISTED, (listed,)).fetchall()
-    return RequestStatusReport(
-        int(counts.get("OPEN", 0)), int(counts.get("ANSWERED", 0)), int(counts.get("FAILED", 0)),
-        unsolicited, tuple(_record(row) for row in rows),
-    )  # fmt: skip
+    counted = {str(status): int(n) for status, n in counts.items()}
+    return RequestStatusReport.of(counted, unsolicited, (_record(row) for row in rows))
