@@ -1,16 +1,27 @@
 """The outbox dispatcher: MSG_EVENT rows → Kafka, at least once, per-FLID order kept.
 
-Why it is synchronous per batch: a row is marked dispatched only after the broker's
-delivery report, and the next batch is fetched only once the previous one is settled.
-A crash between produce and mark re-sends the batch (duplicates, never loss); the
-consumer helper drops the duplicates by (FLID, STATE_VERSION, updatedAt). Records of a
-batch are produced in EVENT_ID order by one idempotent producer with bounded in-flight
-requests, so a partition never sees an older version of a FLID after a newer one.
+Why a watermark: EVENT_ID order is commit order (every writer holds PIPELINE_LOCK), so the
+dispatcher's progress is one number, the highest id such that every row up to it was
+delivered (or coalesced into a delivered record). A window of up to ``pipeline_depth``
+batches is read above it in id order (the next batch on a reader thread while this one is
+produced) and produced back to back; once the producer holds nothing, the watermark moves
+over the leading settled rows with one single-row UPDATE per window. A failed record
+stops it: the next attempt reads from the watermark again, so delivered rows after the
+failure are sent twice (duplicates, never loss), and so does a crash between produce and
+the UPDATE. The consumer helper drops duplicates by (FLID, STATE_VERSION, updatedAt).
+Records are produced in EVENT_ID order by one idempotent producer with bounded in-flight
+requests, so a partition never sees an older version of a FLID after a newer one within
+a batch (coalescing sends only the newest snapshot of a run); across a retry an older
+version may be published again before the newer one is re-sent (consumers ignore it).
 
 A producer that reports a fatal error, fails deliveries, or makes no delivery progress
 for ``stuck_after_s`` is thrown away and rebuilt (tansu: an idempotent producer does not
 survive a broker restart). While the broker is down the backlog grows in MSG_EVENT and
-the loop retries with a capped backoff; nothing is marked, so nothing is lost.
+the loop retries with a capped backoff; the watermark does not move, so nothing is lost.
+
+Outboxes: ``PgOutbox`` offers ``advance(through_event_id, at)`` and a read-ahead
+``fetch_rows(limit, after_event_id=...)`` (tuples); any other ``Outbox`` port gets
+``mark_dispatched(ids of the settled leading rows)`` and one batch at a time.
 """
 
 from __future__ import annotations
@@ -19,20 +30,20 @@ import inspect
 import logging
 import threading
 import time
-from collections import deque
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from flightstate_core.errors import PermanentError, TransientError
 from flightstate_core.ports import Outbox
-from flightstate_core.records import OutboxRecord
 from flightstate_kafka._batch import BatchTracker
 from flightstate_kafka._errors import translate
-from flightstate_kafka._plan import plan_batch
+from flightstate_kafka._observe import DispatchObserver, NullObserver, record_headers
+from flightstate_kafka._plan import OutboxRow, select_sends
 from flightstate_kafka.producer import build_producer, producer_config
 from flightstate_kafka.settings import KafkaSettings
 
@@ -43,54 +54,9 @@ log = logging.getLogger(__name__)
 _POLL_S = 0.05
 
 
-class DispatchObserver(Protocol):
-    """Hooks the dispatcher calls (``flightstate_kafka.metrics`` implements them)."""
-
-    def delivered(self, topic: str, records: int, rows: int) -> None:
-        """*records* Kafka records of *topic* delivered, settling *rows* outbox rows."""
-
-    def failed(self, records: int) -> None:
-        """*records* records were not delivered (they stay in the outbox)."""
-
-    def producer_rebuilt(self, reason: str) -> None:
-        """The producer was thrown away and a new one will be built."""
-
-    def backlog(self, count: int, oldest_age_s: float | None) -> None:
-        """Undelivered rows in the outbox and the age of the oldest one."""
-
-
-class NullObserver:
-    """A ``DispatchObserver`` that records nothing."""
-
-    def delivered(self, topic: str, records: int, rows: int) -> None:
-        """Ignore."""
-
-    def failed(self, records: int) -> None:
-        """Ignore."""
-
-    def producer_rebuilt(self, reason: str) -> None:
-        """Ignore."""
-
-    def backlog(self, count: int, oldest_age_s: float | None) -> None:
-        """Ignore."""
-
-
-def record_headers(record: OutboxRecord) -> list[tuple[str, str | bytes | None]]:
-    """Kafka headers of an outbox row: event id, state version, message id, content type."""
-    headers: list[tuple[str, str | bytes | None]] = [
-        ("event-id", str(record.event_id).encode()),
-        ("state-version", str(record.state_version).encode()),
-    ]
-    if record.message_id is not None:
-        headers.append(("message-id", str(record.message_id).encode()))
-    if record.payload is not None:
-        headers.append(("content-type", b"application/json"))
-    return headers
-
-
 class Dispatcher:
-    """Moves undelivered outbox rows to Kafka; ``run(stop)`` loops, ``dispatch_once`` is
-    one batch. Not thread-safe: one dispatcher per outbox."""
+    """Moves undelivered outbox rows to Kafka; ``run(stop)`` loops, ``dispatch_once``
+    sends one window. Not thread-safe: one dispatcher per outbox."""
 
     def __init__(
         self,
@@ -110,15 +76,18 @@ class Dispatcher:
         self._backlog_every_s = backlog_every_s
         self._backlog_at = 0.0
         self.rebuilds = 0
+        # PgOutbox extras: tuples instead of attrs records, a one-row watermark UPDATE.
+        self._read: Any = getattr(outbox, "fetch_rows", outbox.fetch_undelivered)
+        self._advance: Any = getattr(outbox, "advance", None)
         # Reading ahead needs fetch_undelivered(limit, after_event_id=...) (PgOutbox has it).
-        params = inspect.signature(outbox.fetch_undelivered).parameters
-        self._seekable = "after_event_id" in params
+        self._seekable = "after_event_id" in inspect.signature(self._read).parameters
         self._depth = settings.pipeline_depth if self._seekable else 1
-        # Marks may run on a worker thread when the outbox says it supports that.
-        self._marker: ThreadPoolExecutor | None = None
-        if getattr(outbox, "concurrent_marks", False) and self._depth > 1:
-            self._marker = ThreadPoolExecutor(1, thread_name_prefix="outbox-mark")
-        self._marks: list[Future[None]] = []
+        # The next batch is read (and the backlog counted) on worker threads while this
+        # one is produced, when the outbox allows more connections (concurrent_marks).
+        self._concurrent = self._seekable and getattr(outbox, "concurrent_marks", False)
+        self._pools: dict[str, ThreadPoolExecutor] = {}  # "read", "backlog"; made on demand
+        self._counting: Future[Any] | None = None
+        self._ahead: tuple[int, Future[Sequence[OutboxRow]]] | None = None
 
     # ------------------------------------------------------------------ producer lifecycle
 
@@ -132,6 +101,9 @@ class Dispatcher:
         if self._producer is None:
             conf: dict[str, Any] = dict(producer_config(self.settings))
             conf["error_cb"] = self._on_error
+            # Only failures call back into Python (a report per record cost ~2.5 µs);
+            # a window is complete once the producer holds nothing (len() == 0).
+            conf["delivery.report.only.error"] = True
             try:
                 self._producer = self._factory(conf)
             except KafkaException as exc:
@@ -155,27 +127,63 @@ class Dispatcher:
 
     def close(self) -> None:
         """Flush with the configured deadline and drop the producer (shutdown)."""
-        if self._marker is not None:
-            self._marker.shutdown(wait=True)
-            self._marker = None
+        self._drop_ahead()
+        pools, self._pools = self._pools, {}
+        for pool in pools.values():
+            pool.shutdown(wait=True)
         producer, self._producer = self._producer, None
         if producer is not None:
             left = producer.flush(self.settings.flush_timeout_s)
             if left:
                 log.warning("%d records not flushed at shutdown; they stay in the outbox", left)
 
-    # ------------------------------------------------------------------ one batch
+    # ------------------------------------------------------------------ reading
+
+    def _fetch(self, after: int) -> Sequence[OutboxRow]:
+        if after and self._seekable:
+            return self._read(self.settings.batch_size, after_event_id=after)  # type: ignore[no-any-return]
+        return self._read(self.settings.batch_size)  # type: ignore[no-any-return]
+
+    def _pool(self, name: str) -> ThreadPoolExecutor:
+        """The one-thread executor *name* (each keeps its submissions in order)."""
+        pool = self._pools.get(name)
+        if pool is None:
+            pool = self._pools[name] = ThreadPoolExecutor(1, f"outbox-{name}")
+        return pool
+
+    def _read_ahead(self, records: Sequence[OutboxRow]) -> None:
+        """Start reading the batch after *records* on the reader thread (not after a
+        short batch: the outbox was drained)."""
+        self._drop_ahead()
+        if self._concurrent and len(records) == self.settings.batch_size:
+            after = records[-1].event_id
+            self._ahead = (after, self._pool("read").submit(self._fetch, after))
+
+    def _next(self, after: int) -> Sequence[OutboxRow]:
+        """The batch after event id *after* (0: after the stored watermark)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == after:
+            return ahead[1].result()
+        if ahead is not None:
+            ahead[1].exception()  # read for a window that failed: wait, and forget it
+        return self._fetch(after)
+
+    def _drop_ahead(self) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead[1].exception()  # never leave a read running or its error unobserved
+
+    # ------------------------------------------------------------------ producing
 
     def _produce(self, producer: Producer, tracker: BatchTracker) -> None:
-        produce, callback = producer.produce, tracker.callback  # hot loop: local names
-        topics = self.settings.topics  # every logical topic was checked by _fill
-        for index, (record, _covers) in enumerate(tracker.sends):
-            topic = topics[record.topic]
-            headers = record_headers(record)
+        produce, report = producer.produce, tracker.report  # hot loop: local names
+        headers_of, topics = record_headers, self.settings.topics  # topics checked by caller
+        for index, record in enumerate(tracker.sends):
+            topic, headers = topics[record.topic], headers_of(record)
             while True:
                 try:
                     produce(topic, record.payload, record.key, headers=headers,
-                            on_delivery=callback(index))
+                            on_delivery=report)
                     break
                 except BufferError:
                     producer.poll(_POLL_S)
@@ -183,134 +191,182 @@ class Dispatcher:
                     tracker.fail_unsent(index, exc.args[0])
                     return
 
-    def _fetch(self, after: int) -> list[OutboxRecord]:
-        if after and self._seekable:
-            fetch: Any = self.outbox.fetch_undelivered
-            return list(fetch(self.settings.batch_size, after_event_id=after))
-        return self.outbox.fetch_undelivered(self.settings.batch_size)
+    def _send(self, producer: Producer, records: Sequence[OutboxRow]) -> BatchTracker:
+        """Plan and produce one batch."""
+        for topic in {r.topic for r in records}:  # before producing any of the batch
+            if topic not in self.settings.topics:
+                raise PermanentError(f"MSG_EVENT: unknown logical topic {topic!r}")
+        coalesce = self.settings.coalesce
+        tracker = BatchTracker(records, select_sends(records, coalesce=coalesce),
+                               coalesce=coalesce, topics=self.settings.topics)
+        self._produce(producer, tracker)
+        producer.poll(0)  # serve failure reports and errors
+        return tracker
 
-    def _await(self, producer: Producer, window: Sequence[BatchTracker],
-               stop: threading.Event) -> None:
+    def _await(self, producer: Producer, stop: threading.Event) -> bool:
+        """Poll until the producer holds nothing (every record reported); False when it
+        stopped early instead: fatal producer, no progress for ``stuck_after_s``, or
+        *stop* set and ``flush_timeout_s`` passed."""
+        left, progress_at = len(producer), time.monotonic()
         stop_deadline: float | None = None
-        while any(t.outstanding for t in window):
+        while left:
             producer.poll(_POLL_S)
-            now = time.monotonic()
+            now, before, left = time.monotonic(), left, len(producer)
+            if left < before:
+                progress_at = now
             if self._fatal is not None:
-                break
-            if now - max(t.last_progress for t in window) > self.settings.stuck_after_s:
+                return False
+            if now - progress_at > self.settings.stuck_after_s:
                 self._fatal = KafkaError(KafkaError._TIMED_OUT, "no delivery progress")
-                break
+                return False
             if stop.is_set():
                 stop_deadline = stop_deadline or now + self.settings.flush_timeout_s
                 if now > stop_deadline:
-                    break
+                    return False
+        return True
 
-    def _mark(self, tracker: BatchTracker) -> int:
-        settled = tracker.settled_ids()
-        if settled:
-            if self._marker is None:
-                self.outbox.mark_dispatched(settled, datetime.now(UTC))
-            else:  # overlap the UPDATE with reading and producing the next batch
-                self._marks.append(self._marker.submit(
-                    self.outbox.mark_dispatched, settled, datetime.now(UTC)))
-        self._report(tracker)
-        return len(settled)
-
-    def _wait_marks(self) -> None:
-        """Wait for background marks; re-raise the first failure (rows stay undelivered)."""
-        marks, self._marks = self._marks, []
-        errors = [exc for exc in (f.exception() for f in marks) if exc is not None]
-        if errors:
-            raise errors[0]
-
-    def _settle_head(self, producer: Producer, window: deque[BatchTracker]) -> int:
-        """Mark the leading batches that are completely delivered (pipeline overlap)."""
-        producer.poll(0)
-        settled = 0
-        while window and not window[0].outstanding and not window[0].failed():
-            settled += self._mark(window.popleft())
-        return settled
+    # ------------------------------------------------------------------ one window
 
     def dispatch_once(self, stop: threading.Event | None = None) -> int:
-        """Dispatch up to ``pipeline_depth`` batches; return the outbox rows marked.
+        """Send one window; return the outbox rows settled (the watermark moved over).
 
-        Batch k+1 is fetched and produced while batch k awaits its reports; a batch is
-        marked once all its reports are in. Nothing is outstanding when this returns.
-        Raises ``TransientError`` when some records were not delivered (after marking
-        those that were), ``PermanentError`` for an unknown logical topic.
+        A window is up to ``pipeline_depth`` batches read from the watermark in EVENT_ID
+        order and produced back to back (batch k+1 is read on the reader thread while
+        batch k is produced), then every delivery report is awaited and the watermark
+        moves over the leading settled rows: one UPDATE. Nothing is outstanding when
+        this returns. Raises ``TransientError`` when some records were not delivered
+        (after moving the watermark over the leading settled rows), ``PermanentError``
+        for an unknown logical topic.
         """
+        stop = stop or threading.Event()
         self._maybe_report_backlog()
-        window: deque[BatchTracker] = deque()
         producer = self.producer()
-        settled = 0
+        window: list[BatchTracker] = []
         try:
-            settled += self._fill(producer, window)
-        finally:  # even if a fetch failed: settle what is in flight
-            try:
-                self._await(producer, window, stop or threading.Event())
-                settled += self._settle_rest(window)
-            finally:
-                self._wait_marks()
+            self._fill(producer, window, stop)
+        finally:  # even if a read failed: settle what is in flight
+            reported = self._await(producer, stop) if window else True
+            if reported:
+                for tracker in window:
+                    tracker.all_reported()
+            settled = self._settle(window)
         return settled
 
-    def _fill(self, producer: Producer, window: deque[BatchTracker]) -> int:
-        """Read and produce up to ``pipeline_depth`` batches, marking finished ones."""
-        settled, after = 0, 0
-        for _ in range(self._depth):
-            records = self._fetch(after)
-            if not records:
+    def _fill(self, producer: Producer, window: list[BatchTracker],
+              stop: threading.Event) -> None:
+        """Read and produce up to ``pipeline_depth`` batches, reading one ahead.
+
+        A read ahead left over from the previous window is used only while it is live:
+        every path that does not settle a whole window drops it (``_drop_ahead``), so a
+        live one starts exactly at the watermark that window stored.
+        """
+        try:
+            records = self._next(self._ahead[0] if self._ahead else 0)
+            while records and not stop.is_set():
+                self._read_ahead(records)  # overlaps producing this batch (and the await)
+                window.append(self._send(producer, records))
+                if self._fatal is not None or window[-1].failed():
+                    break
+                if len(records) < self.settings.batch_size or len(window) >= self._depth:
+                    return  # the read ahead, if any, starts the next window
+                records = self._next(records[-1].event_id)
+        except BaseException:
+            self._drop_ahead()
+            raise
+        self._drop_ahead()
+
+    # ------------------------------------------------------------------ settling
+
+    def _settle(self, window: Sequence[BatchTracker]) -> int:
+        """Move the watermark over the window's leading settled rows (one UPDATE); on
+        failures rebuild the producer and raise ``TransientError``."""
+        if not window:
+            return 0
+        through, count = 0, 0
+        for tracker in window:
+            last, rows = tracker.settled_through()
+            if rows:
+                through, count = last, count + rows
+            if not tracker.complete:
                 break
-            for topic in {r.topic for r in records}:  # before producing any of the batch
-                if topic not in self.settings.topics:
-                    raise PermanentError(f"MSG_EVENT: unknown logical topic {topic!r}")
-            tracker = BatchTracker(plan_batch(records, coalesce=self.settings.coalesce))
-            window.append(tracker)
-            self._produce(producer, tracker)
-            after = records[-1].event_id
-            settled += self._settle_head(producer, window)
-            if self._fatal is not None or any(t.failed() for t in window):
-                break
-        return settled
+        try:
+            if count:
+                self._move_watermark(through, window)
+        finally:
+            for tracker in window:
+                self._report(tracker)
+        if self._fatal is not None or not all(t.complete for t in window):
+            self._drop_ahead()
+            errors = [t.error for t in window if t.error is not None]
+            reason = str(self._fatal or (errors[0] if errors else None)
+                         or "records without a delivery report")
+            self.rebuild(reason)
+            undelivered = sum(len(t.sends) - len(t.delivered_sends()) for t in window)
+            raise TransientError(f"{undelivered} records not known delivered ({count} rows "
+                                 f"settled): {reason}")
+        return count
+
+    def _move_watermark(self, through: int, window: Sequence[BatchTracker]) -> None:
+        """One UPDATE (``advance``), or the plain port's ``mark_dispatched`` of the ids of
+        the leading settled rows. If it fails, the read ahead is dropped: the next window
+        starts again from the stored watermark (those rows are sent twice)."""
+        at = datetime.now(UTC)
+        try:
+            if self._advance is not None:
+                self._advance(through, at)
+            else:
+                ids = [i for t in window for i in t.row_ids() if i <= through]
+                self.outbox.mark_dispatched(ids, at)
+        except BaseException:
+            self._drop_ahead()
+            raise
 
     def _report(self, tracker: BatchTracker) -> None:
         if isinstance(self._observer, NullObserver):
             return
-        records: dict[str, int] = {}
-        rows: dict[str, int] = {}
-        for index in tracker.delivered():
-            send = tracker.sends[index]
-            records[send.record.topic] = records.get(send.record.topic, 0) + 1
-            rows[send.record.topic] = rows.get(send.record.topic, 0) + len(send.covers)
+        if tracker.complete:  # cheap: no plan needed
+            rows = Counter(r.topic for r in tracker.records)
+            for topic, count in Counter(r.topic for r in tracker.sends).items():
+                self._observer.delivered(topic, count, rows[topic])
+            return
+        records: Counter[str] = Counter()
+        covered: Counter[str] = Counter()
+        delivered = tracker.delivered_sends()  # the plan: computed only for an observer
+        for record, covers in delivered:
+            records[record.topic] += 1
+            covered[record.topic] += len(covers)
         for topic, count in records.items():
-            self._observer.delivered(topic, count, rows[topic])
-        failed = len(tracker.failures())
-        if failed:
-            self._observer.failed(failed)
-
-    def _settle_rest(self, window: Sequence[BatchTracker]) -> int:
-        """Mark what the remaining batches delivered; on failures rebuild and raise."""
-        if not window:
-            return 0
-        tracker = BatchTracker.merged(window)
-        settled = self._mark(tracker)
-        failures = tracker.failures()
-        if self._fatal is not None or failures:
-            first = next((tracker.errors.get(i) for i in failures if tracker.errors.get(i)), None)
-            reason = str(self._fatal or first or "records without a delivery report")
-            self.rebuild(reason)
-            raise TransientError(f"{len(failures)} records not delivered ({settled} rows "
-                                 f"settled): {reason}")
-        return settled
+            self._observer.delivered(topic, count, covered[topic])
+        if len(delivered) < len(tracker.sends):
+            self._observer.failed(len(tracker.sends) - len(delivered))
 
     # ------------------------------------------------------------------ loop & housekeeping
 
     def _maybe_report_backlog(self) -> None:
+        """Every ``backlog_every_s``: count the backlog for the observer — on a worker
+        thread when the outbox allows it (a count over a large backlog takes a while)."""
         backlog = getattr(self.outbox, "backlog", None)
         now = time.monotonic()
         if backlog is None or now - self._backlog_at < self._backlog_every_s:
             return
         self._backlog_at = now
-        info = backlog()
+        if not self._concurrent:
+            self._observe_backlog(backlog())
+            return
+        if self._counting is None or self._counting.done():
+            self._counting = self._pool("backlog").submit(backlog)
+            self._counting.add_done_callback(self._counted)
+
+    def _counted(self, future: Future[Any]) -> None:
+        if future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:  # a metric: not worth failing the dispatch for
+            log.warning("counting the outbox backlog failed: %s", error)
+            return
+        self._observe_backlog(future.result())
+
+    def _observe_backlog(self, info: Any) -> None:
         self._observer.backlog(info.count, info.oldest_age_s)
 
     def run(self, stop: threading.Event) -> None:
@@ -332,7 +388,7 @@ class Dispatcher:
             self.close()
 
     def purge(self, older_than: timedelta, batch: int = 10_000) -> int:
-        """Delete rows dispatched more than *older_than* ago, in bounded batches."""
+        """Delete delivered rows created more than *older_than* ago, in bounded batches."""
         cutoff = datetime.now(UTC) - older_than
         total = 0
         while True:

@@ -48,8 +48,9 @@ class KafkaSettings:
     - ``producer_overrides``: librdkafka properties applied over the defaults of
       ``flightstate_kafka.producer.producer_config`` (acks/idempotence cannot be weakened).
     - ``batch_size``: outbox rows fetched per batch.
-    - ``pipeline_depth``: batches in flight at once (the next is read and produced while
-      earlier ones await their delivery reports); 1 = strictly one batch at a time.
+    - ``pipeline_depth``: batches per window: read (one ahead, on a worker thread) and
+      produced back to back; then the window's reports are awaited and the watermark
+      moves once. 1 = strictly one batch at a time.
     - ``delivery_timeout_s``: librdkafka ``message.timeout.ms``; an undelivered record
       fails after it and is retried from the outbox by a rebuilt producer.
     - ``stuck_after_s``: no delivery report for this long while records are outstanding →

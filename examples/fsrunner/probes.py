@@ -21,6 +21,7 @@ from attrs import asdict, frozen
 from psycopg import sql
 
 from examples.fsrunner.config import RunnerConfig
+from flightstate_core.errors import ConfigError
 
 __all__ = [
     "InboxLag",
@@ -33,15 +34,8 @@ __all__ = [
     "write_heartbeat",
 ]
 
-RUNNER_DDL = (
-    """CREATE TABLE IF NOT EXISTS RUNNER_HEARTBEAT (
-    HOLDER text PRIMARY KEY, UPDATED_AT timestamptz NOT NULL, IS_LEADER boolean NOT NULL,
-    LAST_ERROR text, STATS text)""",
-    """CREATE TABLE IF NOT EXISTS RUNNER_REQUEUE (
-    REQUEUE_ID bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, MESSAGE_ID bigint NOT NULL,
-    REQUEUED_AT timestamptz NOT NULL DEFAULT now(), PREVIOUS_STATUS text NOT NULL,
-    PREVIOUS_REASON text, PREVIOUS_ATTEMPTS integer, NEW_STATUS text)""",
-)
+RUNNER_TABLES = ("RUNNER_HEARTBEAT", "RUNNER_REQUEUE")  # flightstate_pg migration 0005
+_TABLE_EXISTS = "SELECT to_regclass(%s) IS NOT NULL"
 
 
 @frozen
@@ -152,10 +146,16 @@ def pending_backfills(pg_dsn: str) -> int:
 
 
 def ensure_runner_tables(pg_dsn: str) -> None:
-    """Create the runner's heartbeat and requeue-audit tables if missing."""
+    """Check the runner's heartbeat and requeue-audit tables exist (migration 0005)."""
     with _pg(pg_dsn) as conn:
-        for ddl in RUNNER_DDL:
-            conn.execute(ddl)
+        missing = [
+            table for table in RUNNER_TABLES
+            if not conn.execute(_TABLE_EXISTS, (table.lower(),)).fetchone()[0]  # type: ignore[index]
+        ]  # fmt: skip
+    if missing:
+        raise ConfigError(
+            f"tables {', '.join(missing)} are missing: run `python examples/runner.py migrate`"
+        )
 
 
 _BEAT = (

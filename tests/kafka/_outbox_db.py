@@ -1,4 +1,4 @@
-"""MSG_EVENT for the Kafka tests: the PG migrations, or the same table if they are absent.
+"""MSG_EVENT for the Kafka tests: the PG migrations, the dispatch watermark.
 
 Also writes realistic outbox rows (a per-FLID model of versions, deletions, revivals)
 and derives the expected final downstream state from the table itself.
@@ -14,16 +14,7 @@ from typing import Any
 
 import psycopg
 
-# Same columns as docs/design.md "Tables"; used only if the migrations lack MSG_EVENT.
-FALLBACK_DDL = """
-CREATE TABLE IF NOT EXISTS msg_event (
-    event_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    topic text NOT NULL, event_key text NOT NULL, payload text, flid text NOT NULL,
-    state_version bigint NOT NULL, kind text NOT NULL, message_id bigint,
-    created_at timestamptz NOT NULL DEFAULT now(), dispatched_at timestamptz);
-CREATE INDEX IF NOT EXISTS msg_event_undispatched_ix ON msg_event (event_id)
-    WHERE dispatched_at IS NULL;
-"""
+from flightstate_pg.migrate import migrate
 
 _INSERT = (
     "INSERT INTO msg_event (topic, event_key, payload, flid, state_version, kind, message_id)"
@@ -32,15 +23,8 @@ _INSERT = (
 
 
 def create_outbox_schema(dsn: str) -> None:
-    """Apply the PG migrations (``flightstate_pg.migrate``); fall back to MSG_EVENT alone."""
-    try:
-        from flightstate_pg.migrate import migrate  # noqa: PLC0415 - optional until it lands
-    except ImportError:
-        migrate = None
-    if migrate is not None:
-        migrate(dsn)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(FALLBACK_DDL)  # IF NOT EXISTS: a no-op after the migrations
+    """Apply the PG migrations (MSG_EVENT, OUTBOX_WATERMARK, ...)."""
+    migrate(dsn)
 
 
 def wire_payload(flid: str, version: int, at: datetime, message_id: int) -> str:
@@ -108,8 +92,27 @@ def expected_projection(dsn: str) -> dict[str, Mapping[str, Any]]:
     return {flid: json.loads(payload) for flid, payload in rows if payload is not None}
 
 
-def undelivered(dsn: str) -> int:
-    """Rows not yet marked dispatched."""
+def watermark(dsn: str) -> int:
+    """The dispatcher's watermark: every row with an id at or below it was delivered."""
     with psycopg.connect(dsn) as conn:
-        row = conn.execute("SELECT count(*) FROM msg_event WHERE dispatched_at IS NULL")
-        return int(row.fetchone()[0])  # type: ignore[index]
+        row = conn.execute("SELECT last_event_id FROM outbox_watermark "
+                           "WHERE outbox_name = 'kafka'").fetchone()
+    assert row is not None, "OUTBOX_WATERMARK row missing"
+    return int(row[0])
+
+
+def set_watermark(dsn: str, event_id: int) -> None:
+    """Move the watermark (also backwards: what a lost UPDATE would leave behind)."""
+    with psycopg.connect(dsn) as conn:
+        conn.execute("UPDATE outbox_watermark SET last_event_id = %s "
+                     "WHERE outbox_name = 'kafka'", (event_id,))
+
+
+def undelivered(dsn: str) -> int:
+    """Rows above the watermark (not yet delivered), counted straight from the tables."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM msg_event WHERE event_id > "
+            "(SELECT last_event_id FROM outbox_watermark WHERE outbox_name = 'kafka')"
+        ).fetchone()
+        return int(row[0])  # type: ignore[index]

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 import pytest
+from attrs import evolve
 
-from flightstate_kafka import DictProjection, KafkaSettings
+from flightstate_core.errors import TransientError
+from flightstate_kafka import DictProjection, Dispatcher, KafkaSettings
 from flightstate_kafka.metrics import DispatcherMetrics
 from flightstate_pg.outbox import PgOutbox
 from tests.fixtures.kafka import read_topic
 from tests.kafka._consume import assigned_consumer, consume_until, drain, read_until
-from tests.kafka._outbox_db import EventModel, expected_projection, insert_rows, undelivered
+from tests.kafka._outbox_db import (
+    EventModel,
+    expected_projection,
+    insert_rows,
+    set_watermark,
+    undelivered,
+    watermark,
+)
 
 pytestmark = [pytest.mark.pg, pytest.mark.kafka]
 
@@ -87,7 +97,7 @@ def test_coalescing_never_publishes_older_after_newer(
 
 
 def test_stale_redelivery_after_tombstone_is_ignored(
-    outbox_dsn: str, settings: KafkaSettings, make_dispatcher: Any
+    outbox: PgOutbox, outbox_dsn: str, settings: KafkaSettings, make_dispatcher: Any
 ) -> None:
     model = EventModel(flids=1, seed=4, prefix="X")
     dispatcher = make_dispatcher()
@@ -95,19 +105,24 @@ def test_stale_redelivery_after_tombstone_is_ignored(
     drain(dispatcher)  # separate batches: v1 is published, not coalesced into the tombstone
     insert_rows(outbox_dsn, model._rows("X00000", 2, delete=True))
     drain(dispatcher)
-    with psycopg.connect(outbox_dsn) as conn:  # the dispatcher re-sends v1 (crash replay)
-        conn.execute("UPDATE msg_event SET dispatched_at = NULL "
-                     "WHERE topic = 'schd' AND state_version = 1")
-    assert drain(dispatcher) == 1
+    # A lost watermark UPDATE (crash replay): everything is read again. One row per batch,
+    # so v1 is re-published after the tombstone instead of being coalesced into it.
+    set_watermark(outbox_dsn, 0)
+    replay = Dispatcher(outbox, evolve(settings, batch_size=1, pipeline_depth=1))
+    try:
+        assert drain(replay) == 4
+    finally:
+        replay.close()
     projection = DictProjection()
     consumer = assigned_consumer(settings.bootstrap_servers, settings.topics["schd"], projection)
     try:
-        assert consume_until(consumer, lambda: consumer.applied + consumer.ignored >= 3)
+        assert consume_until(consumer, lambda: consumer.applied + consumer.ignored >= 4)
     finally:
         consumer.close()
     assert projection.flights == {}
     assert projection.seen["X00000"].deleted
-    assert consumer.ignored == 1
+    assert consumer.applied == 2  # v1, then the tombstone v2
+    assert consumer.ignored == 2  # the replayed v1 (stale) and tombstone (redelivery)
 
 
 def test_backlog_and_metrics(
@@ -123,9 +138,12 @@ def test_backlog_and_metrics(
     metrics = DispatcherMetrics()
     dispatcher = make_dispatcher(observer=metrics, backlog_every_s=0)
     drain(dispatcher)
-    dispatcher.dispatch_once()  # reports the now empty backlog
+    dispatcher.close()  # waits for the backlog count started before the drain
+    dispatcher.dispatch_once()  # counts the now empty backlog (on a worker thread)
+    dispatcher.close()
     value = metrics.registry.get_sample_value
     assert value("flightstate_outbox_backlog_events") == 0
+    assert value("flightstate_outbox_oldest_undelivered_age_seconds") == 0
     assert value("flightstate_kafka_records_delivered_total", {"topic": "msg"}) == 25
     schd_rows = value("flightstate_outbox_rows_dispatched_total", {"topic": "schd"})
     assert schd_rows == 25
@@ -140,3 +158,65 @@ def test_unknown_logical_topic_stops_dispatch(
     with pytest.raises(PermanentError, match="unknown logical topic"):
         make_dispatcher().dispatch_once()
     assert undelivered(outbox_dsn) == 1
+
+
+def test_failed_record_stops_the_watermark_and_the_retry_resends_the_rest(
+    outbox: PgOutbox, outbox_dsn: str, settings: KafkaSettings
+) -> None:
+    """A record the producer refuses (too large for this producer's message.max.bytes):
+    the rows before it are settled, the watermark stops right below it, nothing after it
+    was sent; a producer that accepts it sends the rest, each msg row exactly once."""
+    # Other FLIDs after the big row: no row before it is coalesced into a later record.
+    insert_rows(outbox_dsn, EventModel(flids=8, seed=12, prefix="V").next_rows(10))
+    big = json.dumps({"flid": "W00001", "pad": "x" * 3000})
+    insert_rows(outbox_dsn, [("msg", "W00001", big, "W00001", 99, "NOTIFY", 1)])
+    insert_rows(outbox_dsn, EventModel(flids=8, seed=12, prefix="W").next_rows(10))
+    with psycopg.connect(outbox_dsn) as conn:
+        big_id = conn.execute("SELECT event_id FROM msg_event WHERE state_version = 99"
+                              ).fetchone()[0]  # type: ignore[index]
+        msg_ids = {r[0] for r in conn.execute(
+            "SELECT event_id FROM msg_event WHERE topic = 'msg'")}
+    small = evolve(settings, producer_overrides={"message.max.bytes": "2000",
+                                                 "batch.size": "2000"})
+    dispatcher = Dispatcher(outbox, small)
+    try:
+        with pytest.raises(TransientError, match="not known delivered"):
+            dispatcher.dispatch_once()
+    finally:
+        dispatcher.close()
+    assert watermark(outbox_dsn) == big_id - 1
+    assert undelivered(outbox_dsn) == 21  # the big row and the 20 after it
+    retry = Dispatcher(outbox, settings)
+    try:
+        assert drain(retry) == 21
+    finally:
+        retry.close()
+    assert undelivered(outbox_dsn) == 0
+
+    def all_seen(records: list[Any]) -> bool:
+        return {int(dict(r.headers())["event-id"]) for r in records} >= msg_ids
+
+    msgs = read_until(settings.bootstrap_servers, settings.topics["msg"], all_seen)
+    seen = [int(dict(r.headers())["event-id"]) for r in msgs]
+    assert sorted(seen) == sorted(msg_ids)  # every msg row exactly once: none re-sent
+
+
+def test_mark_dispatched_advances_only_over_the_leading_given_rows(
+    outbox: PgOutbox, outbox_dsn: str
+) -> None:
+    """The ``Outbox`` port's mark_dispatched in the watermark model."""
+    insert_rows(outbox_dsn, EventModel(flids=3, seed=13).next_rows(4))  # ids 1-8
+    now = datetime.now(UTC)
+    outbox.mark_dispatched([1, 2, 4, 5], now)
+    assert outbox.watermark() == 2  # 3 was not given: it stops the watermark
+    outbox.mark_dispatched([3], now)
+    assert outbox.watermark() == 3  # 4 and 5 were not recorded: they are sent again
+    with psycopg.connect(outbox_dsn) as conn:  # a row the pre-0004 dispatcher marked
+        conn.execute("UPDATE msg_event SET dispatched_at = now() WHERE event_id = 5")
+    outbox.mark_dispatched([4, 6, 2], now)
+    assert outbox.watermark() == 6  # 5 counts as delivered; 2 is below the watermark
+    assert [r.event_id for r in outbox.fetch_undelivered(10)] == [7, 8]
+    outbox.advance(5, now)  # never backwards
+    assert outbox.watermark() == 6
+    outbox.mark_dispatched([8], now)
+    assert outbox.watermark() == 6

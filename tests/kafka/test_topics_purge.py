@@ -11,6 +11,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 from flightstate_kafka import Dispatcher, KafkaSettings, TopicSettings, provision_topics
 from flightstate_pg.outbox import PgOutbox
 from tests.fixtures.util import unique_name
+from tests.kafka._outbox_db import set_watermark
 
 
 @pytest.mark.kafka
@@ -36,11 +37,11 @@ def test_provision_topics_is_idempotent_and_sets_configs(kafka_bootstrap: str) -
 
 _FILL = """
 INSERT INTO msg_event (topic, event_key, payload, flid, state_version, kind, message_id,
-                       created_at, dispatched_at)
+                       created_at)
 SELECT 'schd', 'F' || (g %% 5000), '{"flid":"F' || (g %% 5000) || '","stateVersion":' || g || '}',
-       'F' || (g %% 5000), g, 'SNAPSHOT', g, %(old)s,
-       CASE WHEN g %% 2 = 0 THEN %(old)s WHEN g %% 10 = 1 THEN %(recent)s END
-FROM generate_series(1, %(n)s) AS g
+       'F' || (g %% 5000), g, 'SNAPSHOT', g,
+       CASE WHEN g <= %(old_upto)s THEN %(old)s ELSE %(recent)s END
+FROM generate_series(1, %(n)s) AS g ORDER BY g
 """
 
 
@@ -60,26 +61,33 @@ class CountingOutbox(PgOutbox):
 @pytest.mark.pg
 @pytest.mark.slow
 def test_purge_a_million_events_in_bounded_batches(outbox_dsn: str) -> None:
+    """Only rows at or below the watermark AND older than the horizon go; the old rows
+    above the watermark (not delivered yet) and the recent ones stay."""
     now = datetime.now().astimezone()
     with psycopg.connect(outbox_dsn, autocommit=True) as conn:
-        conn.execute(_FILL, {"n": 1_000_000, "old": now - timedelta(days=2), "recent": now})
+        conn.execute(_FILL, {"n": 1_000_000, "old_upto": 700_000,
+                             "old": now - timedelta(days=2), "recent": now})
         conn.execute("ANALYZE msg_event")
+    set_watermark(outbox_dsn, 500_000)
     outbox = CountingOutbox(outbox_dsn)
     try:
-        assert outbox.backlog().count == 400_000
+        assert outbox.backlog().count == 500_000
         dispatcher = Dispatcher(outbox, KafkaSettings("127.0.0.1:1"))  # never connects
         assert dispatcher.purge(timedelta(days=1), batch=100_000) == 500_000
         assert max(outbox.purged) <= 100_000
-        assert len(outbox.purged) == 6  # five full batches, then a short one ends the loop
-        assert outbox.backlog().count == 400_000
+        assert outbox.purged == [100_000] * 5 + [0]  # an empty batch ends the loop
+        backlog = outbox.backlog()
+        assert backlog.count == 500_000
+        assert backlog.watermark == 500_000
+        dispatcher.close()
     finally:
         outbox.close()
     with psycopg.connect(outbox_dsn) as conn:
-        counts = conn.execute(
-            "SELECT count(*) FILTER (WHERE dispatched_at IS NULL),"
-            " count(*) FILTER (WHERE dispatched_at IS NOT NULL), count(*) FROM msg_event"
+        left = conn.execute(
+            "SELECT count(*), min(event_id), max(event_id),"
+            " count(*) FILTER (WHERE created_at < now() - interval '1 day') FROM msg_event"
         ).fetchone()
-        odd_even = conn.execute(
-            "SELECT count(*) FROM msg_event WHERE state_version % 2 = 0").fetchone()
-    assert counts == (400_000, 100_000, 500_000)
-    assert odd_even == (0,)
+        ids_match = conn.execute(
+            "SELECT count(*) FROM msg_event WHERE event_id <> state_version").fetchone()
+    assert left == (500_000, 500_001, 1_000_000, 200_000)
+    assert ids_match == (0,)  # the identity followed the series: ids are what we think

@@ -1,0 +1,58 @@
+"""The dispatcher's observer protocol and the Kafka headers of an outbox row."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from flightstate_kafka._plan import OutboxRow
+
+__all__ = ["DispatchObserver", "NullObserver", "record_headers"]
+
+_CONTENT_TYPE: tuple[str, str | bytes | None] = ("content-type", b"application/json")
+
+
+class DispatchObserver(Protocol):
+    """Hooks the dispatcher calls (``flightstate_kafka.metrics`` implements them)."""
+
+    def delivered(self, topic: str, records: int, rows: int) -> None:
+        """*records* Kafka records of *topic* delivered, settling *rows* outbox rows."""
+
+    def failed(self, records: int) -> None:
+        """*records* records were not delivered (they stay in the outbox)."""
+
+    def producer_rebuilt(self, reason: str) -> None:
+        """The producer was thrown away and a new one will be built."""
+
+    def backlog(self, count: int, oldest_age_s: float | None) -> None:
+        """Undelivered rows in the outbox and the age of the oldest one."""
+
+
+class NullObserver:
+    """A ``DispatchObserver`` that records nothing."""
+
+    def delivered(self, topic: str, records: int, rows: int) -> None:
+        """Ignore."""
+
+    def failed(self, records: int) -> None:
+        """Ignore."""
+
+    def producer_rebuilt(self, reason: str) -> None:
+        """Ignore."""
+
+    def backlog(self, count: int, oldest_age_s: float | None) -> None:
+        """Ignore."""
+
+
+def record_headers(record: OutboxRow) -> list[tuple[str, str | bytes | None]]:
+    """Kafka headers of an outbox row (``OutboxRecord`` or ``OutboxTuple``): event id,
+    state version, message id (when the row has one), content type (not on a tombstone).
+    Values are ASCII decimal / MIME bytes."""
+    headers: list[tuple[str, str | bytes | None]] = [
+        ("event-id", b"%d" % record.event_id),
+        ("state-version", b"%d" % record.state_version),
+    ]
+    if record.message_id is not None:
+        headers.append(("message-id", b"%d" % record.message_id))
+    if record.payload is not None:
+        headers.append(_CONTENT_TYPE)
+    return headers
