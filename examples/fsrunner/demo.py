@@ -98,8 +98,11 @@ def _store_figures(dsn: str) -> dict[str, Any]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         states = dict(conn.execute(
             "SELECT STATE, count(*) FROM FLIGHT_SCHD GROUP BY STATE ORDER BY STATE").fetchall())
+        # Delivered = at or below the dispatch watermark (migration 0004).
         outbox = conn.execute(
-            "SELECT count(*), count(DISPATCHED_AT) FROM MSG_EVENT").fetchone() or (0, 0)
+            "SELECT count(*), count(*) FILTER (WHERE EVENT_ID <= (SELECT LAST_EVENT_ID "
+            "FROM OUTBOX_WATERMARK WHERE OUTBOX_NAME = 'kafka')) FROM MSG_EVENT"
+        ).fetchone() or (0, 0)
         samples = [row[0] for row in conn.execute(
             "(SELECT FLID FROM FLIGHT_SCHD WHERE STATE = 'ACTIVE' "
             " ORDER BY STATE_VERSION DESC, FLID LIMIT 1) UNION ALL "
