@@ -13,7 +13,7 @@ strings recur across a schedule package.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, Final
@@ -168,14 +168,182 @@ def wire_object(state: FlightState, config: CoreConfig) -> dict[str, Any]:
     return out
 
 
+# One encoder, built once: json.dumps with non-default options builds a new encoder on
+# every call. Same options as before, so the bytes are the same.
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+
+
+# ---------------------------------------------------------------------------- fast path
+# ``wire`` writes the JSON text directly instead of building ``wire_object`` and encoding
+# it: every key is pre-rendered once (``"CODE":``), an absent scalar is a pre-rendered
+# ``"CODE":null`` part, and strings go through the same C escaper json.dumps uses with
+# ensure_ascii=False, so the bytes are identical to ``to_json(wire_object(...))`` (checked
+# byte for byte on generated and real states when this was written). Two caches make the
+# common case cheap: the text of one value (raw plus its typed twin) per field, and the
+# text of a whole collection or document by identity of its (immutable) tuple, which a
+# FLOP usually leaves untouched.
+
+_enc: Final = json.encoder.encode_basestring  # what json.dumps uses when ensure_ascii=False
+_FIELD_CACHE_LIMIT: Final = 4096
+_TUPLE_CACHE_LIMIT: Final = 16384
+
+
+def _text(value: object) -> str:
+    """JSON text of one value; the common exact types directly, anything else as json does."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return _enc(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__repr__(value)  # as json writes any int
+    return _ENCODER.encode(value)
+
+
+class _Field:
+    """One raw key and its typed twin: the rendered ``"KEY":raw,"KEY_TS":typed`` text."""
+
+    def __init__(self, code: str, kind: ValueKind, twin: str | None, zk: str, pv: int) -> None:
+        self.code, self.kind, self.twin, self.zk, self.pv = code, kind, twin, zk, pv
+        self.null = self.text(None)
+        self.cache: dict[str, str] = {}
+
+    def text(self, raw: str | None) -> str:
+        out = f"{_enc(self.code)}:{_text(raw)}"
+        if self.twin is None:
+            return out
+        typed = _typed_text(raw, self.kind, self.zk, self.pv) if raw else None
+        return f"{out},{_enc(self.twin)}:{_text(typed)}"
+
+    def of(self, raw: str) -> str:
+        try:
+            return self.cache[raw]
+        except KeyError:
+            if len(self.cache) >= _FIELD_CACHE_LIMIT:
+                self.cache.clear()
+            out = self.cache[raw] = self.text(raw)
+            return out
+
+
+class _ListText:
+    """The ``"CODE":[...]`` text of one collection or document, cached by identity of its
+    tuple (tuples of frozen items never change): the entry keeps the tuple alive, so its id
+    cannot be reused while cached. A full cache is emptied (atomic, so threads may share
+    it); any other sequence type is rendered every time."""
+
+    def __init__(self, code: str, item_text: Callable[[Any], str]) -> None:
+        self.empty = f"{_enc(code)}:[]"
+        self.prefix = f"{_enc(code)}:["
+        self.item_text = item_text
+        self.entries: dict[int, tuple[object, str]] = {}
+
+    def text(self, items: tuple[Any, ...]) -> str:
+        if not items:
+            return self.empty
+        entry = self.entries.get(id(items))
+        if entry is not None and entry[0] is items:
+            return entry[1]
+        text = self.prefix + ",".join([self.item_text(item) for item in items]) + "]"
+        if type(items) is tuple:
+            if len(self.entries) >= _TUPLE_CACHE_LIMIT:
+                self.entries.clear()
+            self.entries[id(items)] = (items, text)
+        return text
+
+
+class _ItemText:
+    """``{"ordinal":..,"seq":..,<every child and twin>}`` for the items of one collection."""
+
+    def __init__(self, plan: tuple[tuple[str, ValueKind, str | None], ...], zk: str, pv: int):
+        fields = [_Field(code, kind, twin, zk, pv) for code, kind, twin in plan]
+        self.nulls = [f.null for f in fields]
+        self.fields = {f.code: (at, f) for at, f in enumerate(fields)}
+
+    def __call__(self, item: Item) -> str:
+        parts = self.nulls.copy()
+        fields = self.fields
+        for child, raw in item.values:
+            found = fields.get(child)
+            if found is not None:
+                parts[found[0]] = found[1].of(raw)
+        head = f'{{"ordinal":{_text(item.ordinal)},"seq":{_text(item.seq)}'
+        return ",".join([head, *parts]) + "}"
+
+
+def _document_item_text(order: tuple[str, ...]) -> Callable[[DocItem], str]:
+    return lambda item: _ENCODER.encode(_doc_item(item, order))
+
+
+class _Renderer:
+    """The ``schd`` text of states for one airport zone and century pivot."""
+
+    def __init__(self, zk: str, pv: int) -> None:
+        fields = [_Field(code, kind, twin, zk, pv) for code, kind, twin in _SCALAR_PLAN]
+        self.scalars = {f.code: (at, f) for at, f in enumerate(fields)}
+        self.nulls = [f.null for f in fields] + [f"{_enc(e)}:null" for e, _ in _EXCEPTION_PLAN]
+        lists = [_ListText(code, _ItemText(plan, zk, pv)) for code, plan in _COLLECTION_PLAN]
+        lists += [_ListText(c, _document_item_text(o)) for c, o in _DOCUMENT_ORDER.items()]
+        self.empty_lists = [lt.empty for lt in lists]
+        placed = list(enumerate(lists))
+        self.collections = {c: placed[at] for at, c in enumerate(COLLECTIONS)}
+        self.documents = {c: placed[len(COLLECTIONS) + at] for at, c in enumerate(DOCUMENTS)}
+
+    def render(self, state: FlightState) -> str:
+        head = (
+            f'{{"flid":{_enc(state.flid)},"state":{_enc(state.status.value)},'
+            f'"stateVersion":{_text(state.version)},'
+            f'"updatedAt":{_text(_iso(state.updated_at))},'
+            f'"operationDay":{_text(_iso(state.operation_day))},'
+            f'"lastMessageId":{_text(state.last_message_id)}'
+        )
+        lists = self.empty_lists.copy()
+        self._fill_lists(lists, self.collections, state.collections)
+        self._fill_lists(lists, self.documents, state.documents)
+        return ",".join([head, self._scalars(state.scalars), *lists]) + "}"
+
+    @staticmethod
+    def _fill_lists(
+        out: list[str], lists: Mapping[str, tuple[int, _ListText]], values: Mapping[str, Any]
+    ) -> None:
+        for code, items in values.items():
+            found = lists.get(code)
+            if found is not None:
+                out[found[0]] = found[1].text(items)
+
+    def _scalars(self, scalars: Mapping[str, str]) -> str:
+        parts = self.nulls.copy()
+        fields = self.scalars
+        owners = False
+        for code, raw in scalars.items():
+            found = fields.get(code)
+            if found is not None:
+                parts[found[0]] = found[1].of(raw)
+            elif code in _PART_OWNER:
+                owners = True
+        if owners:
+            self._exceptions(parts, scalars)
+        return ",".join(parts)
+
+    def _exceptions(self, parts: list[str], scalars: Mapping[str, str]) -> None:
+        at = len(self.scalars)
+        for offset, (element, plan) in enumerate(_EXCEPTION_PLAN):
+            if any(part in scalars for _, part in plan):
+                body = ",".join(f"{_enc(key)}:{_text(scalars.get(part))}" for key, part in plan)
+                parts[at + offset] = f"{_enc(element)}:{{{body}}}"
+
+
+@lru_cache(maxsize=8)
+def _renderer(zk: str, pv: int) -> _Renderer:
+    return _Renderer(zk, pv)
+
+
 def to_json(value: Any) -> bytes:
     """Compact UTF-8 JSON (no ASCII escaping, insertion key order)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _ENCODER.encode(value).encode("utf-8")
 
 
 def wire(state: FlightState, config: CoreConfig) -> bytes:
     """The ``schd`` payload of a flight state (docs/design.md, wire format)."""
-    return to_json(wire_object(state, config))
+    return _renderer(config.airport_tz.key, config.century_pivot).render(state).encode("utf-8")
 
 
 def notification(
@@ -190,15 +358,12 @@ def notification(
     codeshare: str | None = None,
 ) -> bytes:
     """The ``msg`` payload: a change notification, not authoritative state."""
-    out: dict[str, Any] = {
-        "flid": flid,
-        "stateVersion": state_version,
-        "change": change,
-        "changed": list(changed),
-        "messageId": message_id,
-        "type": type_,
-        "styp": styp,
-    }
+    # Written directly (same bytes as to_json of the dict, in this key order).
+    text = (
+        f'{{"flid":{_text(flid)},"stateVersion":{_text(state_version)},'
+        f'"change":{_text(change)},"changed":[{",".join(map(_text, changed))}],'
+        f'"messageId":{_text(message_id)},"type":{_text(type_)},"styp":{_text(styp)}'
+    )
     if codeshare is not None:
-        out["codeshare"] = codeshare
-    return to_json(out)
+        text += f',"codeshare":{_text(codeshare)}'
+    return (text + "}").encode("utf-8")

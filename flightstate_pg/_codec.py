@@ -32,6 +32,7 @@ __all__ = ["TypedValues", "decode_details", "decode_main", "detail_rows", "main_
 
 _MEMO_LIMIT: Final = 100_000  # distinct raw times kept typed
 _SCALAR_CODES: Final = frozenset(c.code for c in SCALAR_COLUMNS)
+_DOCUMENT_CODES: Final = frozenset(DOCUMENT_COLUMNS)
 _CHILD_INDEX: Final = {
     code: {child.code: index for index, child in enumerate(spec.children)}
     for code, spec in COLLECTIONS.items()
@@ -44,80 +45,107 @@ class TypedValues:
     def __init__(self, zone: ZoneInfo, pivot: int = 70) -> None:
         self.zone = zone
         self.pivot = pivot
-        self._memo: dict[tuple[str, ValueKind], datetime | date | int | None] = {}
+        self._size = 0
+        # One memo per kind: no (raw, kind) tuple to build on every look-up.
+        self._memos: dict[ValueKind, dict[str, datetime | date | int | None]] = {
+            kind: {} for kind in ValueKind
+        }
 
     def of(self, raw: str | None, kind: ValueKind) -> datetime | date | int | None:
         """The typed twin, or None when the raw text is absent, empty or unparsable."""
         if not raw or kind is ValueKind.TEXT:
             return None
-        key = (raw, kind)
+        memo = self._memos[kind]
         try:
-            return self._memo[key]
+            return memo[raw]
         except KeyError:
             pass
         try:
             value = parse_typed(raw, kind, self.zone, self.pivot)
         except ValueError:
             value = None  # the raw column stays authoritative
-        if len(self._memo) < _MEMO_LIMIT:
-            self._memo[key] = value
+        if self._size < _MEMO_LIMIT:
+            memo[raw] = value
+            self._size += 1
         return value
 
 
-_Plan = tuple[tuple[str, ValueKind | None], ...]
+# Row segments are filled from a template: every column starts NULL and only the codes a
+# state (or item) holds are set, instead of a look-up per catalog column. A slot is the
+# position of the raw column and the kind of its typed twin (next column), if any.
+_Slots = dict[str, tuple[int, ValueKind | None]]
 
 
-def _plan(columns: Iterable[TypedColumn]) -> _Plan:
-    return tuple((c.code, c.kind if c.typed is not None else None) for c in columns)
+def _slots(columns: Iterable[TypedColumn]) -> tuple[_Slots, list[None]]:
+    slots: _Slots = {}
+    width = 0
+    for column in columns:
+        kind = column.kind if column.typed is not None else None
+        slots[column.code] = (width, kind)
+        width += 1 if kind is None else 2
+    return slots, [None] * width
 
 
-_SCALAR_PLAN: Final = _plan(SCALAR_COLUMNS)
-_PLANS: Final = {table.name: _plan(table.children) for table in DETAIL_TABLES.values()}
+_SCALAR_SLOTS: Final = _slots(SCALAR_COLUMNS)
+_MAIN_FIXED: Final = 7  # FLID, STATE, STATE_VERSION, OPERATION_DAY, LAST_MESSAGE_ID, audit x2
+_DETAIL_SLOTS: Final = {table.name: _slots(table.children) for table in DETAIL_TABLES.values()}
 
 
-def _raw_and_typed(values: Mapping[str, str], plan: _Plan, typed: TypedValues) -> list[Any]:
-    out: list[Any] = []
-    get = values.get
+def _fill(
+    out: list[Any], offset: int, pairs: Iterable[tuple[str, str]], index: _Slots,
+    typed: TypedValues,
+) -> list[Any]:  # fmt: skip
+    """Set the raw (and typed twin) column of each known code; a repeated code: last wins."""
     of = typed.of
-    for code, kind in plan:
-        raw = get(code)
-        out.append(raw)
-        if kind is not None:
-            out.append(of(raw, kind) if raw else None)
+    for code, raw in pairs:
+        slot = index.get(code)
+        if slot is not None:
+            at, kind = slot
+            out[offset + at] = raw
+            if kind is not None:
+                out[offset + at + 1] = of(raw, kind)  # None for ""
     return out
 
 
 def main_row(state: FlightState, typed: TypedValues) -> list[Any]:
     """Parameters of the FLIGHT_SCHD upsert, in ``MAIN.write_columns`` order."""
+    index, nulls = _SCALAR_SLOTS
     row: list[Any] = [
         state.flid, state.status.value, state.version, state.operation_day,
-        state.last_message_id, state.created_at, state.updated_at,
+        state.last_message_id, state.created_at, state.updated_at, *nulls,
     ]  # fmt: skip
-    row += _raw_and_typed(state.scalars, _SCALAR_PLAN, typed)
-    row += [encode_document(state.documents.get(code)) for code in DOCUMENT_COLUMNS]
+    _fill(row, _MAIN_FIXED, state.scalars.items(), index, typed)
+    documents = state.documents
+    row += [encode_document(documents.get(code)) for code in DOCUMENT_COLUMNS]
     return row
 
 
 def detail_rows(state: FlightState, table: DetailTable, typed: TypedValues) -> list[list[Any]]:
     """Parameters of the detail inserts of one flight in one table."""
     rows: list[list[Any]] = []
-    plan = _PLANS[table.name]
+    index, nulls = _DETAIL_SLOTS[table.name]
+    flid = state.flid
+    collections = state.collections
     for code in table.collections:
-        for item in state.collections.get(code, ()):
-            key: list[Any] = [state.flid, code] if table.route_kind else [state.flid]
-            key += [item.ordinal, item.seq]
-            rows.append(key + _raw_and_typed(dict(item.values), plan, typed))
+        if table.route_kind:
+            for item in collections.get(code, ()):
+                row = [flid, code, item.ordinal, item.seq, *nulls]
+                rows.append(_fill(row, 4, item.values, index, typed))
+        else:
+            for item in collections.get(code, ()):
+                row = [flid, item.ordinal, item.seq, *nulls]
+                rows.append(_fill(row, 3, item.values, index, typed))
     return rows
 
 
 def validate(state: FlightState) -> None:
     """Refuse a state the tables cannot hold losslessly."""
-    unknown = set(state.scalars) - _SCALAR_CODES
-    if unknown:
-        raise PermanentError(f"{state.flid}: unknown scalar codes {sorted(unknown)}")
-    unknown = set(state.documents) - set(DOCUMENT_COLUMNS)
-    if unknown:
-        raise PermanentError(f"{state.flid}: unknown document codes {sorted(unknown)}")
+    if not _SCALAR_CODES.issuperset(state.scalars):
+        unknown = sorted(set(state.scalars) - _SCALAR_CODES)
+        raise PermanentError(f"{state.flid}: unknown scalar codes {unknown}")
+    if not _DOCUMENT_CODES.issuperset(state.documents):
+        unknown = sorted(set(state.documents) - _DOCUMENT_CODES)
+        raise PermanentError(f"{state.flid}: unknown document codes {unknown}")
     for code, items in state.collections.items():
         _validate_items(state.flid, code, items)
     for code, doc in state.documents.items():
@@ -143,8 +171,10 @@ def _validate_items(flid: str, code: str, items: Sequence[Item]) -> None:
             last = at
 
 
-def decode_main(row: Sequence[Any]) -> FlightState:
-    """A FlightState (without collections) from a raw-column FLIGHT_SCHD row."""
+def decode_main(
+    row: Sequence[Any], collections: Mapping[str, tuple[Item, ...]] | None = None
+) -> FlightState:
+    """A FlightState from a raw-column FLIGHT_SCHD row, with these collections (or none)."""
     flid, status, version, opday, last_id, created, updated = row[:7]
     scalar_end = 7 + len(SCALAR_COLUMNS)
     scalars = {
@@ -158,8 +188,8 @@ def decode_main(row: Sequence[Any]) -> FlightState:
         if doc is not None:
             documents[code] = doc
     return FlightState(
-        flid, FlightStatus(status), version, opday, scalars, {}, documents,
-        last_id, created, updated,
+        flid, FlightStatus(status), version, opday, scalars,
+        {} if collections is None else collections, documents, last_id, created, updated,
     )  # fmt: skip
 
 

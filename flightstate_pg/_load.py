@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
 import psycopg
 
 from flightstate_core.catalog import COLLECTIONS
@@ -84,11 +83,11 @@ def assemble(
         decode_details(detail.table, rows, items)
     states: dict[str, FlightState] = {}
     for row in main_rows:
-        state = decode_main(row)
-        found = items.get(state.flid)
-        if found:
-            collections = {code: tuple(found[code]) for code in _catalog_order(found)}
-            state = attrs.evolve(state, collections=collections)
+        found = items.get(row[0])  # FLID
+        collections = (
+            {code: tuple(found[code]) for code in _catalog_order(found)} if found else None
+        )
+        state = decode_main(row, collections)
         states[state.flid] = state
     return states
 

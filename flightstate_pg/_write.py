@@ -6,15 +6,15 @@ Order (each a step the fault hook sees, so tests can fail the save between any t
 insert per FLID, only for flights whose collections in that table changed), ``events``
 (MSG_EVENT), ``proc`` (PROC_STATE with the backfill intent), ``cursor`` (INBOX_CURSOR),
 ``snap_log`` (SCHD_SNAP_LOG). Multi-row steps use ``executemany`` (no per-item statement),
-or COPY for a package.
-PROC_STATE is a plain INSERT: saving a message id twice is refused by its primary key, so a
-replay can never add a version or an event (review F7).
+or COPY for a package or a batch (PROC_STATE too: a batch of 500 messages is 500 rows).
+PROC_STATE is a plain INSERT (or COPY): saving a message id twice is refused by its primary
+key, so a replay can never add a version or an event (review F7).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any, Final
 
@@ -24,7 +24,7 @@ from flightstate_core.errors import PermanentError
 from flightstate_core.records import ProcessedMessage
 from flightstate_core.state import FlightState
 from flightstate_pg._codec import TypedValues, detail_rows, main_row, validate
-from flightstate_pg._schema import DETAILS, MAIN, PROC_COLUMNS, DetailSql
+from flightstate_pg._schema import DETAILS, MAIN, PROC_COLUMNS
 
 __all__ = ["BULK_FLIGHTS", "WRITE_STEPS", "FaultHook", "write_many", "write_processed"]
 
@@ -56,6 +56,7 @@ _PROC_INSERT: Final = (
     f"INSERT INTO PROC_STATE ({', '.join(PROC_COLUMNS)}) "  # noqa: S608 - layout identifiers
     f"VALUES ({', '.join(['%s'] * len(PROC_COLUMNS))})"
 )
+_PROC_COPY: Final = f"COPY PROC_STATE ({', '.join(PROC_COLUMNS)}) FROM STDIN"
 _CURSOR_UPSERT: Final = (
     "INSERT INTO INBOX_CURSOR (INBOX_NAME, LAST_MESSAGE_ID, UPDATED_AT) VALUES (%s, %s, now()) "
     "ON CONFLICT (INBOX_NAME) DO UPDATE SET LAST_MESSAGE_ID = "
@@ -75,29 +76,43 @@ def _many(cursor: Cursor, query: str, rows: Sequence[Sequence[Any]]) -> None:
         cursor.executemany(query, rows)
 
 
-def _table_changes(
-    detail: DetailSql,
+#: Position in DETAILS of the table each collection is stored in.
+_TABLE_OF: Final = {code: at for at, d in enumerate(DETAILS) for code in d.table.collections}
+_ALL_TABLES: Final = range(len(DETAILS))
+
+
+def _touched(before: object, state: FlightState) -> Iterable[int]:
+    """Positions (in DETAILS) of the tables whose rows of this flight must be rewritten."""
+    if not isinstance(before, FlightState):
+        return _ALL_TABLES  # new, or not loaded in this transaction: every table
+    old, new = before.collections, state.collections
+    if old is new or old == new:  # the usual FLOP: no collection changed at all
+        return ()
+    # Every code is in _TABLE_OF: validate() has refused unknown collections.
+    return {_TABLE_OF[code] for code in old.keys() | new.keys() if old.get(code) != new.get(code)}
+
+
+def _detail_changes(
     states: Sequence[FlightState],
     known: Mapping[str, FlightState | None],
     typed: TypedValues,
-) -> tuple[list[str], list[list[Any]]]:
-    """FLIDs whose rows must be deleted, and the rows to insert, for one detail table."""
-    codes = detail.table.collections
-    deletes: list[str] = []
-    rows: list[list[Any]] = []
+) -> list[tuple[list[str], list[list[Any]]]]:
+    """For each detail table (DETAILS order): FLIDs whose rows must be deleted first, and
+    the rows to insert. One pass over the states instead of one per table."""
+    changes: list[tuple[list[str], list[list[Any]]]] = [([], []) for _ in DETAILS]
     for state in states:
         before: object = known.get(state.flid, _UNKNOWN)
-        new = [state.collections.get(code) for code in codes]
-        if isinstance(before, FlightState):
-            old = [before.collections.get(code) for code in codes]
-            if old == new:
-                continue
-            if any(old):
+        for at in _touched(before, state):
+            deletes, rows = changes[at]
+            table = DETAILS[at].table
+            if before is _UNKNOWN:
+                deletes.append(state.flid)  # not loaded in this transaction: rewrite to be safe
+            elif isinstance(before, FlightState) and any(
+                before.collections.get(code) for code in table.collections
+            ):
                 deletes.append(state.flid)
-        elif before is _UNKNOWN:
-            deletes.append(state.flid)  # not loaded in this transaction: rewrite to be safe
-        rows += detail_rows(state, detail.table, typed)
-    return deletes, rows
+            rows += detail_rows(state, table, typed)
+    return changes
 
 
 def _proc_row(processed: ProcessedMessage) -> list[Any]:
@@ -214,15 +229,15 @@ def write_many(
         cursor = conn.cursor()
         _write_main(cursor, [main_row(state, typed) for state in states], bulk)
         step("flights", conn)
-        for detail in DETAILS:
-            deletes, rows = _table_changes(detail, states, known, typed)
+        changes = _detail_changes(states, known, typed)
+        for detail, (deletes, rows) in zip(DETAILS, changes, strict=True):
             if deletes:
                 cursor.execute(detail.delete, (deletes,))
             _rows_out(cursor, detail.insert, detail.copy, rows, bulk)
             step(f"details:{detail.table.name}", conn)
         _rows_out(cursor, _EVENT_INSERT, _EVENT_COPY, events, bulk)
         step("events", conn)
-        _many(cursor, _PROC_INSERT, procs)
+        _rows_out(cursor, _PROC_INSERT, _PROC_COPY, procs, bulk)
         step("proc", conn)
         if cursor_value is not None:
             cursor.execute(_CURSOR_UPSERT, (inbox_name, cursor_value))

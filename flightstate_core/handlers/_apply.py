@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from attrs import evolve
-
 from flightstate_core.catalog import COLLECTIONS, STAND_UPDATES
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import ProtocolError
+from flightstate_core.handlers._draft import with_content
 from flightstate_core.items import DocItem, Item
 from flightstate_core.merge import apply_collection
 from flightstate_core.messages import DocumentValue, FlightRecord, StandUpdate
@@ -120,4 +119,4 @@ def apply_record(
         and documents is state.documents
     ):
         return state
-    return evolve(state, scalars=scalars, collections=collections, documents=documents)
+    return with_content(state, scalars, collections, documents)

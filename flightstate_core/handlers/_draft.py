@@ -8,10 +8,58 @@ message still gets exactly one version bump (spec: version +1 once per decision)
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import Final
 
+import attrs
+
+from flightstate_core.items import DocItem, Item
 from flightstate_core.state import FlightState, FlightStatus
 
-__all__ = ["Draft", "new_state"]
+__all__ = ["Draft", "new_state", "with_content", "with_version"]
+
+# attrs.evolve costs several microseconds (it introspects the class on every call); these
+# two run once per changed flight, so they call the constructor directly. Only while the
+# fields are exactly these: if FlightState changes, they fall back to evolve.
+_FIELDS: Final = (
+    "flid", "status", "version", "operation_day", "scalars", "collections", "documents",
+    "last_message_id", "created_at", "updated_at",
+)  # fmt: skip
+_DIRECT: Final = tuple(field.name for field in attrs.fields(FlightState)) == _FIELDS
+
+
+def with_content(
+    state: FlightState,
+    scalars: Mapping[str, str],
+    collections: Mapping[str, tuple[Item, ...]],
+    documents: Mapping[str, tuple[DocItem, ...]],
+) -> FlightState:
+    """``state`` with other scalars, collections and documents."""
+    if not _DIRECT or type(state) is not FlightState:
+        return attrs.evolve(state, scalars=scalars, collections=collections, documents=documents)
+    return FlightState(
+        state.flid, state.status, state.version, state.operation_day, scalars, collections,
+        documents, state.last_message_id, state.created_at, state.updated_at,
+    )  # fmt: skip
+
+
+def with_version(
+    state: FlightState,
+    version: int,
+    created_at: datetime | None,
+    updated_at: datetime,
+    last_message_id: int | None,
+) -> FlightState:
+    """``state`` with a new version and audit fields."""
+    if not _DIRECT or type(state) is not FlightState:
+        return attrs.evolve(
+            state, version=version, created_at=created_at, updated_at=updated_at,
+            last_message_id=last_message_id,
+        )  # fmt: skip
+    return FlightState(
+        state.flid, state.status, version, state.operation_day, state.scalars,
+        state.collections, state.documents, last_message_id, created_at, updated_at,
+    )  # fmt: skip
 
 
 def new_state(flid: str) -> FlightState:

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from attrs import evolve
-
 from flightstate_core.catalog import EXCEPTIONS
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import (
@@ -24,7 +22,7 @@ from flightstate_core.decision import (
     Outcome,
 )
 from flightstate_core.handlers import codeshare
-from flightstate_core.handlers._draft import Draft
+from flightstate_core.handlers._draft import Draft, with_version
 from flightstate_core.messages import Envelope
 from flightstate_core.state import FlightState
 from flightstate_core.wire import WIRE_KEYS, notification, wire
@@ -39,7 +37,11 @@ _PART_ELEMENT = {
 }
 
 
-_ORDER: Final = ("state", "operationDay", *WIRE_KEYS)
+# The order is "state", "operationDay", then the other keys in wire order (WIRE_KEYS holds the
+# two envelope keys too; they are listed once, first). Sorting the few changed codes by wire
+# position is cheaper than scanning every key.
+_LEADING: Final = ("state", "operationDay")
+_RANK: Final = {key: at for at, key in enumerate(WIRE_KEYS)}
 
 
 def _diff(old: Mapping[str, object], new: Mapping[str, object]) -> set[str]:
@@ -63,8 +65,12 @@ def changed_codes(before: FlightState | None, after: FlightState) -> list[str]:
             codes.add("state")
         if before.operation_day != after.operation_day:
             codes.add("operationDay")
-    codes = {_PART_ELEMENT.get(code, code) for code in codes}
-    return [key for key in _ORDER if key in codes]
+    rank = _RANK
+    keys = {_PART_ELEMENT.get(code, code) for code in codes}
+    ordered = sorted(
+        [key for key in keys if key in rank and key not in _LEADING], key=rank.__getitem__
+    )
+    return [key for key in _LEADING if key in keys] + ordered
 
 
 def _first_version(flid: str, ctx: DecisionContext) -> int:
@@ -81,12 +87,12 @@ def _finalize(draft: Draft, ctx: DecisionContext) -> dict[str, FlightState]:
         after = draft.work[flid]
         if before is not None and after.content_equals(before):
             continue
-        finals[flid] = evolve(
+        finals[flid] = with_version(
             after,
-            version=before.version + 1 if before is not None else _first_version(flid, ctx),
-            created_at=before.created_at if before is not None else ctx.now,
-            updated_at=ctx.now,
-            last_message_id=ctx.message_id,
+            before.version + 1 if before is not None else _first_version(flid, ctx),
+            before.created_at if before is not None else ctx.now,
+            ctx.now,
+            ctx.message_id,
         )
     return finals
 

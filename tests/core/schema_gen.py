@@ -105,7 +105,7 @@ def build_msg_schema() -> dict[str, Any]:
         "flid": {"type": "string", "minLength": 1},
         "stateVersion": {"type": "integer", "minimum": 1},
         "change": {"enum": ["CREATED", "UPDATED", "DELETED", "CODESHARE"]},
-        "changed": {"type": "array", "items": {"type": "string"}},
+        "changed": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
         "messageId": {"type": ["integer", "null"]},
         "type": {"type": "string"},
         "styp": {"type": "string"},

@@ -6,16 +6,20 @@ import json
 from datetime import date, time
 
 import pytest
+from hypothesis import given, settings
 
 from flightstate_core.catalog import COLLECTIONS, DOCUMENTS, SCALARS
 from flightstate_core.config import CoreConfig
 from flightstate_core.items import DocItem
+from flightstate_core.memory import MemoryStore
 from flightstate_core.opday import operation_day
-from flightstate_core.testing.histories import collection_items, item
+from flightstate_core.records import InboxRow
+from flightstate_core.service import process_message
+from flightstate_core.testing.histories import Step, collection_items, histories, item
 from flightstate_core.values import Set
-from flightstate_core.wire import WIRE_KEYS, notification, wire
+from flightstate_core.wire import WIRE_KEYS, notification, to_json, wire, wire_object
 
-from .helpers import CONFIG, flight, validator
+from .helpers import CONFIG, NOW, flight, validator
 from .schema_gen import SCHEMA_DIR, build_msg_schema, build_schd_schema, render
 
 
@@ -139,3 +143,21 @@ def test_operation_day_cutover(raw: str, cutover: str, expected: date) -> None:
     config = CoreConfig(opday_cutover=time.fromisoformat(cutover))
     assert operation_day(raw, config) == expected
     assert operation_day(Set(raw), config) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(history=histories(max_size=20))
+def test_fast_renderer_equals_the_plain_json_of_the_wire_object(history: list[Step]) -> None:
+    """``wire`` renders text directly with caches; ``wire_object`` builds a plain dict. Both
+    must give the same bytes for every state a random history produces (and twice in a row,
+    so the renderer's caches cannot change the output)."""
+    store = MemoryStore()
+    for number, step in enumerate(history, 1):
+        if step.message is None:
+            continue
+        row = InboxRow(number, "<decoded/>", None)
+        process_message(store, row, CONFIG, now=NOW, epoch=None, decoded=step.message)
+    for state in store.iter_flights():
+        expected = to_json(wire_object(state, CONFIG))
+        assert wire(state, CONFIG) == expected
+        assert wire(state, CONFIG) == expected
