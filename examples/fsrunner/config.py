@@ -48,6 +48,11 @@ def _level(instance: object, attribute: Any, value: str) -> None:
         raise ConfigError(f"{attribute.name}: {value!r} is not DEBUG/INFO/WARNING/ERROR")
 
 
+def _not_negative(instance: object, attribute: Any, value: float) -> None:
+    if value < 0:
+        raise ConfigError(f"{attribute.name}: must not be negative (0 turns it off), got {value!r}")
+
+
 def _positive(instance: object, attribute: Any, value: float) -> None:
     if value <= 0:
         raise ConfigError(f"{attribute.name}: must be positive, got {value!r}")
@@ -75,6 +80,17 @@ class RunnerConfig:
     poll_interval: float = field(default=0.5, validator=_positive)
     dispatch_batch: int = field(default=5000, validator=_positive)
     metrics_port: int | None = field(default=None, validator=_port)
+    # housekeeping inside `run` (seconds between runs; 0 turns a task off)
+    cleanup_interval: float = field(default=300.0, validator=_not_negative)
+    retention_days: float = field(default=3.0, validator=_not_negative)
+    quiet_days: float = field(default=2.0, validator=_not_negative)
+    null_day_quiet_days: float = field(default=14.0, validator=_not_negative)
+    cleanup_batch: int = field(default=500, validator=_positive)
+    request_interval: float = field(default=60.0, validator=_not_negative)
+    request_timeout: float = field(default=600.0, validator=_positive)
+    request_max_attempts: int = field(default=3, validator=_positive)
+    purge_interval: float = field(default=600.0, validator=_not_negative)
+    outbox_retention_hours: float = field(default=24.0, validator=_not_negative)
     log_level: str = field(default="INFO", validator=_level)
     holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
 
@@ -103,8 +119,15 @@ def redact(dsn: str | None) -> str | None:
     return _PASSWORD_PARAM.sub(r"\1***", hidden)
 
 
-_INT_FIELDS = {"batch_size", "max_unexpected_attempts", "dispatch_batch", "metrics_port"}
-_FLOAT_FIELDS = {"backoff_initial", "backoff_max", "lease_ttl", "poll_interval"}
+_INT_FIELDS = {
+    "batch_size", "max_unexpected_attempts", "dispatch_batch", "metrics_port", "cleanup_batch",
+    "request_max_attempts",
+}  # fmt: skip
+_FLOAT_FIELDS = {
+    "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",
+    "retention_days", "quiet_days", "null_day_quiet_days", "request_interval", "request_timeout",
+    "purge_interval", "outbox_retention_hours",
+}  # fmt: skip
 
 
 def _coerce(name: str, value: object) -> object:

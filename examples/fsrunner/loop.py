@@ -18,10 +18,12 @@ from types import FrameType
 from typing import Any
 
 from examples.fsrunner import probes
+from examples.fsrunner.housekeeping import Housekeeping
 from examples.fsrunner.metrics import RunnerMetrics
 from examples.fsrunner.observe import MetricsObserver
 from examples.fsrunner.wiring import Services, build_dispatcher, build_pump
-from flightstate_core.pump import Pump
+from flightstate_core.pump import Pump, PumpStats
+from flightstate_pg import PgStore
 from flightstate_pg.outbox import PgOutbox
 
 __all__ = ["Runner"]
@@ -154,6 +156,8 @@ class Runner:
             self._threads.append(threading.Thread(
                 target=self._dispatch, name="dispatcher", daemon=True))  # fmt: skip
         self._threads.append(threading.Thread(target=self._monitor, name="monitor", daemon=True))
+        self._threads.append(threading.Thread(
+            target=self._housekeep, name="housekeeping", daemon=True))  # fmt: skip
         for thread in self._threads:
             thread.start()
 
@@ -172,6 +176,21 @@ class Runner:
         except BaseException as exc:
             self.dispatch_error = exc
             self.log.error("dispatcher failed", exc_info=True)
+
+    def _leading(self) -> PumpStats | None:
+        pump = self.pump
+        return pump.stats if pump is not None and pump.stats.is_leader else None
+
+    def _housekeep(self) -> None:
+        """Cleanup, request upkeep and outbox purge while this process leads. Its own store:
+        the pump's writer cache is not shared across threads."""
+        config = self.services.config
+        store = PgStore(self.services.pg_dsn, config.core(), state_cache_size=0)
+        try:
+            Housekeeping(config, store, self.services.pg_dsn, metrics=self.metrics,
+                         leading=self._leading, log=self.log).run(self.stop)  # fmt: skip
+        finally:
+            store.close()
 
     def _monitor(self) -> None:
         while True:

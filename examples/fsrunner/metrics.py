@@ -44,6 +44,24 @@ class RunnerMetrics:
         )
         self.leader = Gauge("flightstate_leader", "1 while this process leads", registry=r)
         self.cursor = Gauge("flightstate_inbox_cursor", "Last inbox id read", registry=r)
+        self.cleanup_removed = Counter(
+            "flightstate_cleanup_removed", "Flights archived and removed by cleanup", registry=r
+        )
+        self.cleanup_tombstones = Counter(
+            "flightstate_cleanup_tombstones", "Tombstones written by cleanup", registry=r
+        )
+        self.requests = Gauge(
+            "flightstate_schedule_requests", "Schedule requests by status", ["status"], registry=r
+        )
+        self.unsolicited_responses = Gauge(
+            "flightstate_unsolicited_responses", "SCHD RESP matched to no request", registry=r
+        )
+        self.outbox_purged = Counter(
+            "flightstate_outbox_purged", "Delivered outbox rows purged", registry=r
+        )
+        self.housekeeping_failures = Counter(
+            "flightstate_housekeeping_failures", "Failed housekeeping runs", ["task"], registry=r
+        )
 
     def serve(self, port: int) -> None:
         """Expose ``/metrics`` on this port (daemon thread)."""

@@ -10,6 +10,7 @@ from examples.fsrunner.wiring import require
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
+from flightstate_pg.requests import request_status
 
 __all__ = ["collect", "render"]
 
@@ -39,9 +40,10 @@ def _outbox(dsn: str) -> dict[str, Any]:
 def collect(config: RunnerConfig, dead_limit: int = 50) -> dict[str, Any]:
     """Everything ``status`` shows."""
     dsn = require(config, "pg_dsn", "status")
-    store = PgStore(dsn, config.core(), inbox_name=config.inbox_table)
+    store = PgStore(dsn, config.core(), inbox_name=config.inbox_table, state_cache_size=0)
     try:
         cursor = store.inbox_cursor()
+        requests = request_status(store, listed=20).as_dict()
     finally:
         store.close()
     lag = probes.inbox_lag(config, dsn, cursor)
@@ -56,6 +58,7 @@ def collect(config: RunnerConfig, dead_limit: int = 50) -> dict[str, Any]:
         "dead": dead,
         "backfill_backlog": probes.pending_backfills(dsn),
         "outbox": _outbox(dsn),
+        "requests": requests,
         "last_error": beat["last_error"] if beat else None,
         "last_runner": beat,
         "config": config.describe(),
@@ -79,10 +82,18 @@ def render(report: dict[str, Any]) -> str:
         f"outbox:   {report['outbox']['backlog']} undelivered event(s)"
         + (f", oldest {report['outbox']['oldest_age_s']:.0f} s"
            if report["outbox"]["oldest_age_s"] is not None else ""),
+        "requests: " + ", ".join(
+            f"{k} {report['requests'][k]}" for k in ("open", "answered", "failed", "unsolicited")
+        ),
         f"last error: {report['last_error'] or 'none'}",
         f"DEAD ({len(report['dead'])} shown, newest first):",
     ]  # fmt: skip
     lines += [
         f"  #{d['message_id']} {d['type']}/{d['styp']}: {d['reason']}" for d in report["dead"]
     ] or ["  none"]
+    failed = [r for r in report["requests"]["requests"] if r["status"] == "FAILED"]
+    lines += [f"FAILED schedule requests ({len(failed)} shown):"] + [
+        f"  request {r['requestId']} {r['windowStart']} .. {r['windowEnd']}, "
+        f"{r['attempts']} attempt(s)" for r in failed
+    ]
     return "\n".join(lines)
