@@ -45,12 +45,14 @@ def link(state: FlightState | None) -> Link | None:
 
 
 def _maid_index(draft: Draft) -> dict[str, list[str]]:
+    """Master -> the FLIDs naming it, sorted: the outcome (and the order of notes and
+    events) must not depend on the order in which the store handed the states over."""
     index: dict[str, list[str]] = {}
     for state in draft.view():
         master = master_of(state)
         if master is not None:
             index.setdefault(master, []).append(state.flid)
-    return index
+    return {master: sorted(flids) for master, flids in index.items()}
 
 
 def _deleted_masters(draft: Draft) -> list[str]:
