@@ -15,7 +15,10 @@ import psycopg
 import pymysql
 import pytest
 
+from flightstate_core.config import CoreConfig
+from flightstate_core.wire import wire
 from flightstate_mysql import parse_mysql_dsn
+from flightstate_pg import PgStore
 from tests.fixtures.kafka import read_topic
 from tests.fixtures.util import unique_name
 from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
@@ -90,6 +93,29 @@ def test_generated_day_until_idle(env: dict[str, str], kafka_bootstrap: str) -> 
     expected = int(notices[0]) if notices else 0
     records = read_topic(kafka_bootstrap, env["FLIGHTSTATE_TOPIC_MSG"], expected + 1, timeout=20)
     assert len(records) == expected  # every notification published, none twice
+    _last_schd_record_is_the_stored_state(env, kafka_bootstrap)
+
+
+def _last_schd_record_is_the_stored_state(env: dict[str, str], bootstrap: str) -> None:
+    """Issue 7: per FLID, the last ``schd`` record is the wire form of the state read back
+    from PostgreSQL; a deleted flight's last record is a tombstone."""
+    with psycopg.connect(env["FLIGHTSTATE_PG_DSN"]) as conn:
+        snapshots = conn.execute("SELECT count(*) FROM MSG_EVENT WHERE TOPIC = 'schd'").fetchone()
+    ceiling = int(snapshots[0]) + 1 if snapshots else 1  # coalescing may send fewer
+    last: dict[str, bytes | None] = {}
+    for record in read_topic(bootstrap, env["FLIGHTSTATE_TOPIC_SCHD"], ceiling, timeout=10):
+        last[record.key().decode()] = record.value()
+    store = PgStore(env["FLIGHTSTATE_PG_DSN"])
+    try:
+        states = {state.flid: state for state in store.iter_flights()}
+    finally:
+        store.close()
+    assert set(last) == set(states)
+    deleted = [flid for flid, state in states.items() if state.is_deleted]
+    assert deleted, "the generated day deletes some flights"
+    for flid, state in states.items():
+        expected = None if state.is_deleted else wire(state, CoreConfig())
+        assert last[flid] == expected, flid
 
 
 def _scrape(port: int) -> dict[str, float]:
