@@ -249,7 +249,12 @@ def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None
     """Write a generated airport day into the inbox (MySQL, else the PostgreSQL table)."""
     from examples.fsrunner.inboxes import fill_inbox  # noqa: PLC0415
 
-    ids = fill_inbox(_config(ctx), messages=messages, flights=flights, seed=seed)
+    def progress(done: int, total: int) -> None:
+        click.echo(f"\rgenerate: {done}/{total} row(s) inserted", err=True,
+                   nl=done >= total)  # fmt: skip
+
+    ids = fill_inbox(_config(ctx), messages=messages, flights=flights, seed=seed,
+                     progress=progress)  # fmt: skip
     click.echo(f"inserted {len(ids)} message(s), ids {ids[0]}..{ids[-1]}" if ids else "none")
 
 

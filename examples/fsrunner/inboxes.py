@@ -7,6 +7,7 @@ without it, a PostgreSQL table of the same shape in the store database.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from examples.fsrunner.config import RunnerConfig
@@ -46,25 +47,53 @@ def init_inbox(config: RunnerConfig) -> str:
     return f"PostgreSQL: {config.inbox_table} ready (coutmsgs exists only in MySQL)"
 
 
-def fill_inbox(config: RunnerConfig, *, messages: int, flights: int, seed: int) -> list[int]:
-    """Insert a generated day (``flightstate_core.traffic.generate_day``); return the ids."""
+_CHUNK = 2000  # rows per insert call, and per progress report
+
+
+def fill_inbox(
+    config: RunnerConfig,
+    *,
+    messages: int,
+    flights: int,
+    seed: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[int]:
+    """Insert a generated day (``flightstate_core.traffic.generate_day``); return the ids.
+    ``progress(done, total)`` is called after each chunk of rows."""
     raws = generate_day(seed, flights=flights, messages=messages)
+    insert = _inserter(config)
+    ids: list[int] = []
+    for start in range(0, len(raws), _CHUNK):
+        ids += insert(raws[start : start + _CHUNK])
+        if progress is not None:
+            progress(len(ids), len(raws))
+    return ids
+
+
+def _inserter(config: RunnerConfig) -> Callable[[list[str]], list[int]]:
+    """Insert rows into the configured inbox (created when missing); returns their ids."""
     if config.mysql_dsn:
         from flightstate_mysql import create_cminmsgs  # noqa: PLC0415
         from flightstate_mysql import insert_messages as insert_mysql  # noqa: PLC0415
 
-        conn = _mysql(config)
-        try:
-            create_cminmsgs(conn, config.inbox_table)
-            return insert_mysql(conn, raws, table=config.inbox_table,
-                                   local_tz=config.airport_tz)  # fmt: skip
-        finally:
-            conn.close()
+        def into_mysql(raws: list[str]) -> list[int]:
+            conn = _mysql(config)
+            try:
+                create_cminmsgs(conn, config.inbox_table)
+                return insert_mysql(conn, raws, table=config.inbox_table,
+                                    local_tz=config.airport_tz)  # fmt: skip
+            finally:
+                conn.close()
+
+        return into_mysql
     import psycopg  # noqa: PLC0415
 
     from flightstate_pg.inbox import create_inbox_table  # noqa: PLC0415
     from flightstate_pg.inbox import insert_messages as insert_pg  # noqa: PLC0415
 
-    with psycopg.connect(require(config, "pg_dsn", "generate")) as conn:
-        create_inbox_table(conn, config.inbox_table)
-        return insert_pg(conn, raws, table=config.inbox_table, local_tz=config.airport_tz)
+    def into_pg(raws: list[str]) -> list[int]:
+        with psycopg.connect(require(config, "pg_dsn", "generate")) as conn:
+            create_inbox_table(conn, config.inbox_table)
+            return insert_pg(conn, raws, table=config.inbox_table, local_tz=config.airport_tz)
+
+    return into_pg

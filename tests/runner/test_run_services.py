@@ -65,7 +65,10 @@ def test_generated_day_until_idle(env: dict[str, str], kafka_bootstrap: str) -> 
     assert "applied" in ok("migrate", env=env)
     assert "ready" in ok("inbox-init", env=env)
     assert "created" in ok("topics", env=env)
-    inserted = int(ok("generate", "--messages", "500", "--flights", "50", env=env).split()[1])
+    generated = run_cli("generate", "--messages", "500", "--flights", "50", env=env)
+    assert generated.returncode == 0, generated.stderr[-3000:]
+    inserted = int(generated.stdout.split()[1])
+    assert f"generate: {inserted}/{inserted} row(s) inserted" in generated.stderr  # progress
     before = _status(env)
     assert before["inbox"]["lag"] == inserted
     assert before["inbox"]["head_age_s"] is not None
