@@ -12,7 +12,7 @@ FLIDs come from a small pool so that histories collide on flights, masters and s
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, Final
 from zoneinfo import ZoneInfo
@@ -43,6 +43,7 @@ from flightstate_core.messages import (
     ScheduleMessage,
     StandUpdate,
 )
+from flightstate_core.records import InboxRow
 from flightstate_core.service import Undecodable
 from flightstate_core.testing import strategies as shared
 from flightstate_core.values import CLEAR, Clear, Set
@@ -314,3 +315,24 @@ def steps() -> st.SearchStrategy[Step]:
 def histories(max_size: int = 30) -> st.SearchStrategy[list[Step]]:
     """A random history of steps."""
     return st.lists(steps(), max_size=max_size)
+
+
+def history_rows(
+    history: list[Step], received_at: datetime
+) -> Iterator[tuple[InboxRow, Message | Undecodable]]:
+    """Inbox rows of a history, each with its already-decoded message: new messages get the
+    next id, replays repeat an earlier row (same id), resends repeat its text under a new id."""
+    sent: list[tuple[InboxRow, Message | Undecodable]] = []
+    for step in history:
+        if step.kind == "new" or not sent:
+            if step.message is None:
+                continue
+            entry = (InboxRow(len(sent) + 1, "<decoded/>", received_at), step.message)
+        else:
+            row, message = sent[step.index % len(sent)]
+            if step.kind == "resend":
+                row = InboxRow(len(sent) + 1, row.raw, received_at)
+            entry = (row, message)
+        if entry[0].message_id > len(sent):
+            sent.append(entry)
+        yield entry

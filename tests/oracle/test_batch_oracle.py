@@ -8,7 +8,6 @@ Never run here; the pure half of ``save_many`` is covered by ``test_batch_plan``
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 from unittest.mock import patch
@@ -23,9 +22,8 @@ from flightstate_core.batch import BatchTransaction
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import FlightstateError
 from flightstate_core.memory import MemoryStore
-from flightstate_core.records import InboxRow
 from flightstate_core.service import process_batch, process_message
-from flightstate_core.testing.histories import Step, histories
+from flightstate_core.testing.histories import Step, histories, history_rows
 from flightstate_core.testing.store_contract import NOW as SAMPLE_TIME
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_oracle import OracleOutbox, OracleStore
@@ -45,26 +43,8 @@ NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 _SUPPRESS = (HealthCheck.function_scoped_fixture, HealthCheck.too_slow)
 
 
-def _rows(history: list[Step]) -> Iterator[tuple[InboxRow, Any]]:
-    """Inbox rows of a history: new messages, replays (same id), resends (new id)."""
-    sent: list[tuple[InboxRow, Any]] = []
-    for step in history:
-        if step.kind == "new" or not sent:
-            if step.message is None:
-                continue
-            entry = (InboxRow(len(sent) + 1, "<decoded/>", NOW), step.message)
-        else:
-            row, message = sent[step.index % len(sent)]
-            if step.kind == "resend":
-                row = InboxRow(len(sent) + 1, row.raw, NOW)
-            entry = (row, message)
-        if entry[0].message_id > len(sent):
-            sent.append(entry)
-        yield entry
-
-
 def _one_by_one(store: Any, history: list[Step]) -> None:
-    for row, message in _rows(history):
+    for row, message in history_rows(history, NOW):
         try:
             process_message(store, row, CONFIG, now=NOW, epoch=None, decoded=message)
         except FlightstateError:
@@ -73,7 +53,7 @@ def _one_by_one(store: Any, history: list[Step]) -> None:
 
 def _batched(store: OracleStore, history: list[Step], size: int) -> None:
     """The batch engine in chunks of ``size``; a failing chunk goes one by one (the pump)."""
-    entries = list(_rows(history))
+    entries = list(history_rows(history, NOW))
     decoded = {row.message_id: message for row, message in entries}
     rows = [row for row, _ in entries]
     with patch.object(service, "decode_row", lambda r, _c: decoded[r.message_id]):

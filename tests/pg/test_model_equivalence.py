@@ -17,9 +17,8 @@ from flightstate_core import service
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import FlightstateError
 from flightstate_core.memory import MemoryStore
-from flightstate_core.records import InboxRow
 from flightstate_core.service import _process_in_tx, process_batch, process_message
-from flightstate_core.testing.histories import Step, histories
+from flightstate_core.testing.histories import Step, histories, history_rows
 from flightstate_core.wire import wire
 from flightstate_pg import PgStore
 
@@ -45,26 +44,9 @@ def _reset(dsn: str) -> None:
         conn.execute(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE")
 
 
-def _rows(history: list[Step]) -> Iterator[tuple[InboxRow, Any]]:
-    sent: list[tuple[InboxRow, Any]] = []
-    for step in history:
-        if step.kind == "new" or not sent:
-            if step.message is None:
-                continue
-            entry = (InboxRow(len(sent) + 1, "<decoded/>", NOW), step.message)
-        else:
-            row, message = sent[step.index % len(sent)]
-            if step.kind == "resend":
-                row = InboxRow(len(sent) + 1, row.raw, NOW)
-            entry = (row, message)
-        if entry[0].message_id > len(sent):
-            sent.append(entry)
-        yield entry
-
-
 def _run(store: Any, history: list[Step]) -> list[str]:
     outcomes = []
-    for row, message in _rows(history):
+    for row, message in history_rows(history, NOW):
         try:
             done = process_message(store, row, CONFIG, now=NOW, epoch=None, decoded=message)
         except FlightstateError as exc:
@@ -131,7 +113,7 @@ def test_one_transaction_with_savepoints_equals_one_by_one(
     _run(memory, history)
     with pg_store.transaction() as tx:
         tx.lock_pipeline(None)
-        for row, message in _rows(history):
+        for row, message in history_rows(history, NOW):
             try:
                 with tx.savepoint():
                     _process_in_tx(tx, row, message, CONFIG, NOW, 1)
@@ -144,7 +126,7 @@ def test_one_transaction_with_savepoints_equals_one_by_one(
 def _run_batched(store: PgStore, history: list[Step], size: int) -> None:
     """The batch engine in chunks of ``size``; a chunk that fails goes one by one (the
     pump's fallback)."""
-    entries = list(_rows(history))
+    entries = list(history_rows(history, NOW))
     decoded = {row.message_id: message for row, message in entries}
     rows = [row for row, _ in entries]
     # decode_row is ours: the history's messages are already decoded, so look them up
