@@ -10,7 +10,7 @@ the pipeline lock (READ COMMITTED after the lock), readers in REPEATABLE READ RE
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import psycopg
 
@@ -20,13 +20,14 @@ from flightstate_core.state import FlightState
 from flightstate_pg._codec import decode_details, decode_main
 from flightstate_pg._schema import DETAILS, MAIN
 
-__all__ = ["BY_FLIDS", "assemble", "fetch_codeshares", "fetch_states"]
+__all__ = ["BY_FLIDS", "assemble", "codeshare_flids", "fetch_details", "fetch_states"]
 
 Conn = psycopg.Connection[Any]
 
 #: (main WHERE, detail WHERE) for a list of FLIDs.
 BY_FLIDS = ("WHERE FLID = ANY(%s)", "WHERE FLID = ANY(%s)")
-_BY_MAID = "WHERE MAID = ANY(%s) AND MAID <> FLID"  # a flight is not its own codeshare
+# A flight is not its own codeshare.
+_CODESHARES_OF = "SELECT FLID FROM FLIGHT_SCHD WHERE MAID = ANY(%s) AND MAID <> FLID ORDER BY FLID"
 
 
 def fetch_states(
@@ -50,18 +51,15 @@ def fetch_states(
     return assemble(main_rows, detail_rows)
 
 
-def fetch_codeshares(conn: Conn, masters: Sequence[str]) -> dict[str, FlightState]:
-    """Full states of the flights whose MAID names one of ``masters``.
+def codeshare_flids(conn: Conn, masters: Sequence[str]) -> list[str]:
+    """FLIDs of the flights whose MAID names one of ``masters`` (index on MAID).
 
-    Main rows first (index on MAID): most flights have no codeshare, and then the detail
-    tables are not queried at all.
-    """
+    Only the keys: the caller loads the states through its cache, since most codeshares
+    are flights the pump has just written (their masters change all day)."""
     if not masters:
-        return {}
-    main_rows = conn.execute(MAIN.select + _BY_MAID, (list(masters),)).fetchall()
-    if not main_rows:
-        return {}
-    return assemble(main_rows, fetch_details(conn, [row[0] for row in main_rows]))
+        return []
+    rows = conn.execute(_CODESHARES_OF, (list(masters),)).fetchall()
+    return [row[0] for row in rows]
 
 
 def fetch_details(conn: Conn, flids: Sequence[str]) -> list[list[Any]]:
@@ -92,5 +90,10 @@ def assemble(
     return states
 
 
+_CATALOG_POSITION: Final = {code: at for at, code in enumerate(COLLECTIONS)}
+
+
 def _catalog_order(found: dict[str, list[Item]]) -> list[str]:
-    return [code for code in COLLECTIONS if code in found]
+    if len(found) == 1:
+        return list(found)
+    return sorted(found, key=_CATALOG_POSITION.__getitem__)

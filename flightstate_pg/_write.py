@@ -14,7 +14,7 @@ key, so a replay can never add a version or an event (review F7).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any, Final
 
@@ -24,7 +24,8 @@ from flightstate_core.errors import PermanentError
 from flightstate_core.records import ProcessedMessage
 from flightstate_core.state import FlightState
 from flightstate_pg._codec import TypedValues, detail_rows, main_row, validate
-from flightstate_pg._schema import DETAILS, MAIN, PROC_COLUMNS
+from flightstate_core.layout import DetailTable
+from flightstate_pg._schema import DETAILS, MAIN, PROC_COLUMNS, DetailSql
 
 __all__ = ["BULK_FLIGHTS", "WRITE_STEPS", "FaultHook", "write_many", "write_processed"]
 
@@ -92,18 +93,17 @@ def _touched(before: object, state: FlightState) -> Iterable[int]:
     return {_TABLE_OF[code] for code in old.keys() | new.keys() if old.get(code) != new.get(code)}
 
 
-def _detail_changes(
-    states: Sequence[FlightState],
-    known: Mapping[str, FlightState | None],
-    typed: TypedValues,
-) -> list[tuple[list[str], list[list[Any]]]]:
+def _detail_plan(
+    states: Sequence[FlightState], known: Mapping[str, FlightState | None]
+) -> list[tuple[list[str], list[FlightState]]]:
     """For each detail table (DETAILS order): FLIDs whose rows must be deleted first, and
-    the rows to insert. One pass over the states instead of one per table."""
-    changes: list[tuple[list[str], list[list[Any]]]] = [([], []) for _ in DETAILS]
+    the states whose rows must be (re)inserted. Cheap: rows are built later, while COPY
+    streams them (so Python builds rows while the server inserts the previous ones)."""
+    plan: list[tuple[list[str], list[FlightState]]] = [([], []) for _ in DETAILS]
     for state in states:
         before: object = known.get(state.flid, _UNKNOWN)
         for at in _touched(before, state):
-            deletes, rows = changes[at]
+            deletes, writes = plan[at]
             table = DETAILS[at].table
             if before is _UNKNOWN:
                 deletes.append(state.flid)  # not loaded in this transaction: rewrite to be safe
@@ -111,8 +111,23 @@ def _detail_changes(
                 before.collections.get(code) for code in table.collections
             ):
                 deletes.append(state.flid)
-            rows += detail_rows(state, table, typed)
-    return changes
+            writes.append(state)
+    return plan
+
+
+def _detail_rows_of(
+    states: Sequence[FlightState], table: DetailTable, typed: TypedValues
+) -> Iterator[list[Any]]:
+    for state in states:
+        yield from detail_rows(state, table, typed)
+
+
+def _validated_main_rows(states: Sequence[FlightState], typed: TypedValues) -> Iterator[list[Any]]:
+    """Main rows, each state validated just before its row: on the COPY path a refused
+    state aborts the COPY, and the transaction, before any detail row is written."""
+    for state in states:
+        validate(state)
+        yield main_row(state, typed)
 
 
 def _proc_row(processed: ProcessedMessage) -> list[Any]:
@@ -146,24 +161,46 @@ def _event_rows(processed: ProcessedMessage) -> list[list[Any]]:
     ]
 
 
+def _copy(cursor: Cursor, copy: str, rows: Iterable[Sequence[Any]]) -> None:
+    with cursor.copy(copy) as out:
+        for row in rows:
+            out.write_row(row)
+
+
 def _rows_out(cursor: Cursor, insert: str, copy: str, rows: Sequence[Sequence[Any]],
               bulk: bool) -> None:  # fmt: skip
     if bulk and len(rows) > 1:
-        with cursor.copy(copy) as out:
-            for row in rows:
-                out.write_row(row)
+        _copy(cursor, copy, rows)
     else:
         _many(cursor, insert, rows)
 
 
-def _write_main(cursor: Cursor, rows: list[list[Any]], bulk: bool) -> None:
-    if bulk and len(rows) > 1:
+def _write_main(
+    cursor: Cursor, states: Sequence[FlightState], typed: TypedValues, bulk: bool
+) -> None:
+    if bulk and len(states) > 1:
         cursor.execute(MAIN.stage_create)
         cursor.execute("DELETE FROM FS_MAIN_STAGE")
-        _rows_out(cursor, "", MAIN.stage_copy, rows, bulk)
+        _copy(cursor, MAIN.stage_copy, _validated_main_rows(states, typed))
         cursor.execute(MAIN.stage_upsert)
     else:
-        _many(cursor, MAIN.upsert, rows)
+        _many(cursor, MAIN.upsert, list(_validated_main_rows(states, typed)))
+
+
+def _write_details(
+    cursor: Cursor,
+    deletes: list[str],
+    states: list[FlightState],
+    detail: DetailSql,
+    typed: TypedValues,
+    bulk: bool,
+) -> None:
+    if deletes:
+        cursor.execute(detail.delete, (deletes,))
+    if bulk and len(states) > 1:
+        _copy(cursor, detail.copy, _detail_rows_of(states, detail.table, typed))
+    elif states:
+        _many(cursor, detail.insert, list(_detail_rows_of(states, detail.table, typed)))
 
 
 def write_processed(
@@ -219,21 +256,17 @@ def write_many(
     an INSERT ... ON CONFLICT), which pipeline mode cannot carry.
     """
     states = _final_states(batch)
-    for state in states:
-        validate(state)
     events, procs = _batch_rows(batch)
     step: FaultHook = hook if hook is not None else (lambda _step, _conn: None)
     bulk = len(states) >= BULK_FLIGHTS or len(events) >= BULK_ROWS
     cursor_value = max((p.cursor for p in batch if p.cursor is not None), default=None)
     with nullcontext() if bulk else conn.pipeline():
         cursor = conn.cursor()
-        _write_main(cursor, [main_row(state, typed) for state in states], bulk)
+        _write_main(cursor, states, typed, bulk)
         step("flights", conn)
-        changes = _detail_changes(states, known, typed)
-        for detail, (deletes, rows) in zip(DETAILS, changes, strict=True):
-            if deletes:
-                cursor.execute(detail.delete, (deletes,))
-            _rows_out(cursor, detail.insert, detail.copy, rows, bulk)
+        plan = _detail_plan(states, known)
+        for detail, (deletes, writes) in zip(DETAILS, plan, strict=True):
+            _write_details(cursor, deletes, writes, detail, typed, bulk)
             step(f"details:{detail.table.name}", conn)
         _rows_out(cursor, _EVENT_INSERT, _EVENT_COPY, events, bulk)
         step("events", conn)

@@ -28,7 +28,7 @@ from flightstate_core.state import FlightState
 from flightstate_pg._cache import StateCache
 from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
-from flightstate_pg._load import BY_FLIDS, fetch_codeshares, fetch_states
+from flightstate_pg._load import BY_FLIDS, codeshare_flids, fetch_states
 from flightstate_pg._schema import PROC_COLUMNS
 from flightstate_pg._write import FaultHook, write_many, write_processed
 
@@ -178,9 +178,8 @@ class PgTransaction:
     def load_codeshares(self, master_flids: Collection[str]) -> dict[str, FlightState]:
         """Current states of flights whose MAID names one of these masters."""
         self._require_lock()
-        found = fetch_codeshares(self._conn, list(dict.fromkeys(master_flids)))
-        self._known.update(found)
-        return found
+        flids = codeshare_flids(self._conn, list(dict.fromkeys(master_flids)))
+        return self.load_flights(flids)  # through the cache: no re-read of a current state
 
     @_guarded
     def save(self, processed: ProcessedMessage) -> None:

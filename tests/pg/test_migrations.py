@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import psycopg
 import pytest
-from yoyo import read_migrations
+from yoyo import get_backend, read_migrations
 
+from flightstate_core.config import CoreConfig
 from flightstate_core.layout import (
     DETAIL_TABLES,
     DOCUMENT_COLUMNS,
@@ -17,8 +19,9 @@ from flightstate_core.layout import (
     SCALAR_COLUMNS,
 )
 from flightstate_core.testing.store_contract import flight, full_collections, processed
+from flightstate_core.wire import wire
 from flightstate_pg import PgStore, migrate
-from flightstate_pg.migrate import MIGRATIONS_DIR, applied_migrations
+from flightstate_pg.migrate import MIGRATIONS_DIR, applied_migrations, yoyo_url
 from tests.fixtures import postgres
 
 pytestmark = pytest.mark.pg
@@ -123,3 +126,59 @@ def test_display_view_and_typed_columns(fresh_pg: str) -> None:
     assert row[6] == 3 and row[7].isoformat() == "2021-01-22T21:35:00+00:00"
     assert empty == (None, 0)
     assert typed is not None and typed[0].isoformat() == "2021-01-22T21:35:00+00:00"
+
+
+def _write_path_settings(dsn: str) -> tuple[bool, str | None, str]:
+    """(MSG_EVENT_UNDISPATCHED_IX exists, FLIGHT_SCHD reloptions, PAYLOAD compression)."""
+    with psycopg.connect(dsn) as conn:
+        index = conn.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'msg_event_undispatched_ix'"
+        ).fetchone()
+        options = conn.execute(
+            "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'flight_schd'"
+        ).fetchone()
+        compression = conn.execute(
+            "SELECT attcompression FROM pg_attribute "
+            "WHERE attrelid = 'msg_event'::regclass AND attname = 'payload'"
+        ).fetchone()
+    assert index is not None and options is not None and compression is not None
+    return index[0] == 1, options[0], str(compression[0])
+
+
+def _server_has_lz4(dsn: str) -> bool:
+    with psycopg.connect(dsn) as conn:
+        try:
+            conn.execute("SET default_toast_compression = 'lz4'")
+        except psycopg.Error:
+            return False
+    return True
+
+
+def test_write_path_migration_and_its_rollback(fresh_pg: str) -> None:
+    lz4 = _server_has_lz4(fresh_pg)
+    assert _write_path_settings(fresh_pg) == (False, "fillfactor=80", "l" if lz4 else "")
+    store = PgStore(fresh_pg)
+    big = flight("FBIG", collections=full_collections(40, tag="长"))
+    message = processed(1, big)
+    snapshot = wire(big, CoreConfig())  # the real payload: several KB, so it is compressed
+    events = tuple(attrs.evolve(e, payload=snapshot) if e.topic == "schd" else e
+                   for e in message.events)  # fmt: skip
+    with store.transaction() as tx:
+        tx.lock_pipeline(0)
+        tx.save(attrs.evolve(message, events=events))
+    store.close()
+    with psycopg.connect(fresh_pg) as conn:
+        methods = conn.execute(
+            "SELECT DISTINCT pg_column_compression(PAYLOAD) FROM MSG_EVENT WHERE TOPIC = 'schd'"
+        ).fetchall()
+    assert methods == [("lz4" if lz4 else "pglz",)]
+
+    backend = get_backend(yoyo_url(fresh_pg))
+    try:
+        migrations = read_migrations(str(MIGRATIONS_DIR))
+        with backend.lock():
+            backend.rollback_migrations(migrations.filter(lambda m: m.id == "0006_write_path"))
+    finally:
+        backend.connection.close()
+    assert _write_path_settings(fresh_pg) == (True, None, "")
+    assert migrate(fresh_pg) == ["0006_write_path"]
