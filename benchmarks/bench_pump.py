@@ -18,6 +18,7 @@ keeps a run under about a minute; the acceptance figure uses ``--messages 100000
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import time
@@ -38,6 +39,7 @@ from flightstate_core.ports import Inbox
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_core.records import InboxRow
 from flightstate_core.traffic import flop_backlog
+from flightstate_core.tuning import tune_gc_for_throughput
 from flightstate_mysql import MySqlInbox, create_cminmsgs, insert_messages, parse_mysql_dsn
 from flightstate_pg import PgStore
 from flightstate_pg.inbox import PgInbox, create_inbox_table
@@ -146,8 +148,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--messages", type=int, default=3000)
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--skip-pg-inbox", action="store_true")
+    parser.add_argument("--default-gc", action="store_true",
+                        help="CPython's default collector settings instead of the runner's")
     args = parser.parse_args(argv)
     raws = flop_backlog(args.messages)
+    tune_gc_for_throughput()  # as the runner's ``run`` does; --default-gc to compare
+    if args.default_gc:
+        gc.unfreeze()
+        gc.set_threshold(700, 10, 10)
     raw_s = bench_raw(raws, args.batch)
     my_s, my_done = bench_pump(raws, args.batch, mysql_inbox(raws))
     results = [("store raw apply (process_batch)", raw_s, len(raws)),
@@ -156,7 +164,8 @@ def main(argv: list[str] | None = None) -> None:
         pg_s, pg_done = bench_pump(raws, args.batch, pg_inbox(raws))
         results.append(("pump, PG inbox, backfilled", pg_s, pg_done))
     n = len(raws)
-    print(f"\nflop_backlog({n}), batch {args.batch}, durable commits\n")
+    collector = "CPython default" if args.default_gc else "tuned as the runner's (gen0 50,000)"
+    print(f"\nflop_backlog({n}), batch {args.batch}, durable commits, GC {collector}\n")
     print(f"{'measurement':34} {'seconds':>9} {'msg/s':>9} {'vs raw':>7}")
     for name, seconds, done in results:
         assert done == n, (name, done)

@@ -141,6 +141,7 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     from examples.fsrunner.metrics import RunnerMetrics  # noqa: PLC0415
     from examples.fsrunner.probes import ensure_runner_tables  # noqa: PLC0415
     from examples.fsrunner.wiring import open_services, require  # noqa: PLC0415
+    from flightstate_core.tuning import tune_gc_for_throughput  # noqa: PLC0415
 
     config = _config(ctx, metrics_port=metrics_port, holder=holder)
     require(config, "pg_dsn", "run")
@@ -151,6 +152,7 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     if config.metrics_port:
         metrics.serve(config.metrics_port)
     services = open_services(config)
+    tune_gc_for_throughput()  # the pump is this process's whole job (see flightstate_core.tuning)
     try:
         ensure_runner_tables(services.pg_dsn)
         runner = Runner(services, metrics, log, bootstrap=config.kafka_bootstrap,

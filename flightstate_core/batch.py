@@ -235,9 +235,10 @@ def process_batch(
     ``after_save`` runs inside the transaction, after the write, for each decoded message."""
     prepared: list[tuple[InboxRow, Decoded]] = []
     failure: tuple[InboxRow, Exception] | None = None
+    decode = rows.decoded_row if isinstance(rows, service.PreparedRows) else service.decode_row
     for row in rows:
         try:
-            prepared.append((row, service.decode_row(row, config)))
+            prepared.append((row, decode(row, config)))
         except Exception as exc:  # an unexpected codec failure: this row waits
             failure = (row, exc)
             break

@@ -80,7 +80,10 @@ class FlightReader(Protocol):
 
 
 class Inbox(Protocol):
-    """The shared inbox (MySQL cminmsgs, or a PostgreSQL table of the same shape)."""
+    """The shared inbox (MySQL cminmsgs, or a PostgreSQL table of the same shape).
+
+    The pump may call ``read_after`` and ``backfill`` from two threads at once (it reads
+    ahead while a background thread backfills), never one method from two threads."""
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with id > cursor in id order; never modifies a row."""

@@ -27,6 +27,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Protocol, TypeVar
@@ -77,6 +78,9 @@ class PumpSettings:
     backfill_retry: Backoff = Backoff(0.2, 10.0)
     backfill_batch: int = 500
     stop_when_idle: bool = False
+    #: Read the next batch and backfill on worker threads while a batch is applied (their
+    #: round trips to the inbox then overlap the apply; the apply itself stays in order).
+    pipelined: bool = True
 
 
 @define
@@ -139,6 +143,10 @@ class ServiceProcessor:
         self._config = config
         self._clock = clock
         self._after_save = after_save
+
+    def prepare(self, rows: Sequence[InboxRow]) -> Sequence[InboxRow]:
+        """Decode *rows* ahead of ``process_batch`` (see ``service.PreparedRows``)."""
+        return service.prepare_rows(rows, self._config)
 
     def process_batch(
         self, rows: Sequence[InboxRow], epoch: int | None
@@ -203,6 +211,8 @@ class Pump:
         self._renewed_at = 0.0
         self._backfill_attempt = 0
         self._backfill_next = 0.0
+        # One flush at a time: the background backfiller and the loop's idle/shutdown flush.
+        self._backfill_lock = threading.Lock()
         self.stats = PumpStats()
 
     # ------------------------------------------------------------------ control
@@ -285,18 +295,42 @@ class Pump:
     def _lead(self, epoch: int) -> None:
         cursor = self._retry_transient(self._read_cursor, epoch) or 0
         self.stats.cursor = cursor
-        while not self._stop.is_set():
-            self._renew_if_due(epoch)
-            rows = self._retry_transient(self._reader(cursor), epoch)
-            if rows:
-                cursor = self._apply(rows, epoch)
-                self._flush_backfills()
-                continue
-            pending = self._flush_backfills(force=True)
-            if self.settings.stop_when_idle and not pending:
-                self._stop.set()
-            else:
-                self._wait(self.settings.idle_poll)
+        pipelined = self.settings.pipelined
+        ahead = None
+        if pipelined:
+            prepare = getattr(self._processor, "prepare", None)  # optional: decode ahead
+            ahead = _ReadAhead(self._inbox, self.settings.batch_size, prepare)
+        backfiller = _Backfiller(self._background_flush) if pipelined else None
+        try:
+            while not self._stop.is_set():
+                self._renew_if_due(epoch)
+                rows = self._next_rows(cursor, epoch, ahead)
+                if rows:
+                    if ahead is not None:
+                        ahead.start(rows[-1].message_id)
+                    cursor = self._apply(rows, epoch)
+                    if backfiller is not None:
+                        backfiller.poke()
+                    else:
+                        self._flush_backfills()
+                    continue
+                pending = self._flush_backfills(force=True)
+                if self.settings.stop_when_idle and not pending:
+                    self._stop.set()
+                else:
+                    self._wait(self.settings.idle_poll)
+        finally:
+            if ahead is not None:
+                ahead.close()
+            if backfiller is not None:
+                backfiller.stop()
+
+    def _next_rows(
+        self, cursor: int, epoch: int, ahead: _ReadAhead | None
+    ) -> Sequence[InboxRow]:
+        """The batch after *cursor*: read ahead if that read was for this cursor, else now."""
+        rows = None if ahead is None else ahead.take(cursor)
+        return self._retry_transient(self._reader(cursor), epoch) if rows is None else rows
 
     def _reader(self, cursor: int) -> Callable[[], list[InboxRow]]:
         return lambda: self._inbox.read_after(cursor, self.settings.batch_size)
@@ -380,11 +414,21 @@ class Pump:
 
     # ------------------------------------------------------------------ backfill
 
+    def _background_flush(self) -> None:
+        try:
+            self._flush_backfills()
+        except Exception as exc:  # the backfiller thread must outlive any surprise
+            self._note_error(exc)
+
     def _flush_backfills(self, *, force: bool = False) -> bool:
         """Write pending backfill intents to the inbox; return whether some are left.
 
         Outside *force* (idle, shutdown) a failed attempt is retried only after its back-off.
         """
+        with self._backfill_lock:
+            return self._flush_backfills_locked(force=force)
+
+    def _flush_backfills_locked(self, *, force: bool) -> bool:
         if not force and time.monotonic() < self._backfill_next:
             return True
         limit = self.settings.backfill_batch
@@ -434,3 +478,88 @@ class Pump:
     def _note_error(self, exc: BaseException) -> None:
         self.stats.last_error = f"{type(exc).__name__}: {exc}"
         _log.warning("pump %s: %s", self.settings.holder, self.stats.last_error)
+
+
+class _ReadAhead:
+    """Reads (and, with *prepare*, decodes) the batch after the one being applied, on a
+    worker thread, so the inbox round trip and the decoding overlap the apply's waits on
+    the database. Only one read is ever in flight: the inbox's read connection is never
+    used by two threads at once."""
+
+    def __init__(
+        self,
+        inbox: Inbox,
+        limit: int,
+        prepare: Callable[[Sequence[InboxRow]], Sequence[InboxRow]] | None = None,
+    ) -> None:
+        self._inbox = inbox
+        self._limit = limit
+        self._prepare = prepare
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fs-read-ahead")
+        self._pending: tuple[int, Future[Sequence[InboxRow]]] | None = None
+
+    def start(self, cursor: int) -> None:
+        """Begin reading the rows after *cursor*."""
+        self._settle()
+        self._pending = (cursor, self._pool.submit(self._read, cursor))
+
+    def _read(self, cursor: int) -> Sequence[InboxRow]:
+        rows = self._inbox.read_after(cursor, self._limit)
+        if self._prepare is None or not rows:
+            return rows
+        try:
+            return self._prepare(rows)
+        except Exception:
+            return rows
+
+    def take(self, cursor: int) -> Sequence[InboxRow] | None:
+        """The rows read after *cursor*, or None if no successful read for it was started
+        (the caller then reads itself, with its own retry and error accounting)."""
+        pending = self._settle()
+        if pending is None or pending[0] != cursor:
+            return None
+        try:
+            return pending[1].result()
+        except Exception:
+            return None
+
+    def close(self) -> None:
+        """Wait for a read in flight and stop the worker."""
+        self._settle()
+        self._pool.shutdown(wait=True)
+
+    def _settle(self) -> tuple[int, Future[Sequence[InboxRow]]] | None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            wait([pending[1]])
+        return pending
+
+
+class _Backfiller:
+    """A thread that flushes backfill intents whenever the loop pokes it (after a commit),
+    so the inbox UPDATE overlaps the next batch's apply."""
+
+    def __init__(self, flush: Callable[[], None]) -> None:
+        self._flush = flush
+        self._wake = threading.Event()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fs-backfill", daemon=True)
+        self._thread.start()
+
+    def poke(self) -> None:
+        """Ask for a flush (several pokes before it runs make one flush)."""
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Finish the flush in progress, if any, and end the thread."""
+        self._done.set()
+        self._wake.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._done.is_set():
+                return
+            self._flush()

@@ -42,9 +42,11 @@ from flightstate_core.state import FlightState
 
 __all__ = [
     "Decoded",
+    "PreparedRows",
     "Undecodable",
     "build_processed",
     "decode_row",
+    "prepare_rows",
     "process_batch",
     "process_message",
     "record_dead",
@@ -84,6 +86,36 @@ def decode_row(row: InboxRow, config: CoreConfig) -> Decoded:
             envelope = None
         return Undecodable(exc, envelope)
     return message
+
+
+class PreparedRows(list[InboxRow]):
+    """Inbox rows some of which are already decoded (``decoded``: message id -> the raw
+    text decoded and the result). Decoding is pure and independent of any state, so the
+    pump decodes the next batch on its read-ahead thread while the current one is applied;
+    ``process_batch`` then uses these results instead of decoding again."""
+
+    def __init__(self, rows: Sequence[InboxRow], decoded: dict[int, tuple[str, Decoded]]):
+        super().__init__(rows)
+        self.decoded = decoded
+
+    def decoded_row(self, row: InboxRow, config: CoreConfig) -> Decoded:
+        """The prepared decode of *row* if it is of this very text, else a fresh decode."""
+        known = self.decoded.get(row.message_id)
+        if known is not None and known[0] is row.raw:
+            return known[1]
+        return decode_row(row, config)
+
+
+def prepare_rows(rows: Sequence[InboxRow], config: CoreConfig) -> PreparedRows:
+    """Decode *rows* ahead of ``process_batch``; a row whose decoding raises unexpectedly
+    is left undecoded, so that ``process_batch`` meets (and reports) the error itself."""
+    decoded: dict[int, tuple[str, Decoded]] = {}
+    for row in rows:
+        try:
+            decoded[row.message_id] = (row.raw, decode_row(row, config))
+        except Exception:  # noqa: S112 - reported where the row is applied
+            continue
+    return PreparedRows(rows, decoded)
 
 
 def _safe_envelope(row: InboxRow, config: CoreConfig) -> Envelope | None:

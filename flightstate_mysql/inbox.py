@@ -100,7 +100,11 @@ class MySqlInbox:
         read_timeout: int = 60,
     ) -> None:
         self._table = plain_table(table)
+        # Two connections: the pump reads ahead on one while it backfills on the other.
         self._db = MySqlConnection(dsn, connect_timeout=connect_timeout, read_timeout=read_timeout)
+        self._writer = MySqlConnection(
+            dsn, connect_timeout=connect_timeout, read_timeout=read_timeout
+        )
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
         self._select = _SELECT.format(table=table)
 
@@ -116,7 +120,7 @@ class MySqlInbox:
         if not intents:
             return
         params = [backfill_values(intent, self._tz, _MEDIUMINT) for intent in intents]
-        with mysql_errors("backfill cminmsgs"), self._db.use() as conn:
+        with mysql_errors("backfill cminmsgs"), self._writer.use() as conn:
             conn.begin()
             with conn.cursor() as cur:
                 for start in range(0, len(params), _BACKFILL_CHUNK):
@@ -129,8 +133,9 @@ class MySqlInbox:
         return _BACKFILL.format(table=self._table, rows=rows)
 
     def close(self) -> None:
-        """Close the connection (a later call reconnects)."""
+        """Close the connections (a later call reconnects)."""
         self._db.close()
+        self._writer.close()
 
 
 def _text(value: object) -> str:

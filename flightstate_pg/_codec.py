@@ -210,5 +210,6 @@ def decode_details(
             current = key
             items = into.setdefault(key[0], {}).setdefault(key[1], [])
         # zip's own (code, value) pairs are kept, not rebuilt; NULL is absent, "" is present.
-        pairs = tuple([pair for pair in zip(codes, row[width:]) if pair[1] is not None])
+        values = zip(codes, row[width:], strict=True)
+        pairs = tuple([pair for pair in values if pair[1] is not None])
         items.append(make(row[width - 2], row[width - 1], pairs))  # type: ignore[union-attr]

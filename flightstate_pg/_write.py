@@ -21,10 +21,10 @@ from typing import Any, Final
 import psycopg
 
 from flightstate_core.errors import PermanentError
+from flightstate_core.layout import DetailTable
 from flightstate_core.records import ProcessedMessage
 from flightstate_core.state import FlightState
 from flightstate_pg._codec import TypedValues, detail_rows, main_row, validate
-from flightstate_core.layout import DetailTable
 from flightstate_pg._schema import DETAILS, MAIN, PROC_COLUMNS, DetailSql
 
 __all__ = ["BULK_FLIGHTS", "WRITE_STEPS", "FaultHook", "write_many", "write_processed"]
@@ -189,12 +189,12 @@ def _write_main(
 
 def _write_details(
     cursor: Cursor,
-    deletes: list[str],
-    states: list[FlightState],
     detail: DetailSql,
+    plan: tuple[list[str], list[FlightState]],
     typed: TypedValues,
     bulk: bool,
 ) -> None:
+    deletes, states = plan
     if deletes:
         cursor.execute(detail.delete, (deletes,))
     if bulk and len(states) > 1:
@@ -265,8 +265,8 @@ def write_many(
         _write_main(cursor, states, typed, bulk)
         step("flights", conn)
         plan = _detail_plan(states, known)
-        for detail, (deletes, writes) in zip(DETAILS, plan, strict=True):
-            _write_details(cursor, deletes, writes, detail, typed, bulk)
+        for detail, table_plan in zip(DETAILS, plan, strict=True):
+            _write_details(cursor, detail, table_plan, typed, bulk)
             step(f"details:{detail.table.name}", conn)
         _rows_out(cursor, _EVENT_INSERT, _EVENT_COPY, events, bulk)
         step("events", conn)

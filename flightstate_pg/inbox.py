@@ -108,15 +108,16 @@ class PgInbox:
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
         self._select = sql.SQL(_SELECT).format(table=_ident(table))
         self._backfill = sql.SQL(_BACKFILL).format(table=_ident(table))
-        self._conn: psycopg.Connection[Any] | None = None
+        # Two connections: the pump reads ahead on one while it backfills on the other.
+        self._conns: dict[str, psycopg.Connection[Any] | None] = {"read": None, "write": None}
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
         with translated():
             try:
-                rows = self._connection().execute(self._select, (cursor, limit)).fetchall()
+                rows = self._connection("read").execute(self._select, (cursor, limit)).fetchall()
             except BaseException:
-                self._drop()
+                self._drop("read")
                 raise
         return [InboxRow(int(r[0]), str(r[1]), local_aware(r[2], self._tz)) for r in rows]
 
@@ -127,24 +128,27 @@ class PgInbox:
         params = [backfill_values(intent, self._tz, _INT4) for intent in intents]
         with translated():
             try:
-                conn = self._connection()
+                conn = self._connection("write")
                 with conn.transaction(), conn.cursor() as cur:
                     cur.executemany(self._backfill, params)
             except BaseException:
-                self._drop()
+                self._drop("write")
                 raise
 
     def close(self) -> None:
-        """Close the connection (a later call reconnects)."""
-        self._drop()
+        """Close the connections (a later call reconnects)."""
+        self._drop("read")
+        self._drop("write")
 
-    def _connection(self) -> psycopg.Connection[Any]:
-        if self._conn is None or self._conn.closed:
-            self._conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._timeout)
-        return self._conn
+    def _connection(self, role: str) -> psycopg.Connection[Any]:
+        conn = self._conns[role]
+        if conn is None or conn.closed:
+            conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._timeout)
+            self._conns[role] = conn
+        return conn
 
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
+    def _drop(self, role: str) -> None:
+        conn, self._conns[role] = self._conns[role], None
         if conn is not None:
             conn.close()
 

@@ -28,6 +28,7 @@ from examples.fsrunner.loop import Runner
 from examples.fsrunner.metrics import RunnerMetrics
 from examples.fsrunner.wiring import open_services, provision
 from flightstate_core.traffic import generate_day
+from flightstate_core.tuning import tune_gc_for_throughput
 from flightstate_core.wire import wire_object
 from flightstate_pg import migrate
 from flightstate_pg.inbox import create_inbox_table, insert_messages
@@ -183,6 +184,7 @@ def run_demo(config: RunnerConfig, *, messages: int, flights: int, seed: int, sh
                       holder="demo", poll_interval=0.05)  # fmt: skip
         services = open_services(demo)
         stack.callback(services.close)
+        tune_gc_for_throughput()  # as ``run`` does
         runner = Runner(services, RunnerMetrics(), logging.getLogger("flightstate.runner"),
                         bootstrap=bootstrap, until_idle=True, quiet_kafka=True)  # fmt: skip
         runner.install_signal_handlers()

@@ -70,6 +70,11 @@ class ObservedProcessor:
         self._log = log
         self._clock = clock
 
+    def prepare(self, rows: Sequence[InboxRow]) -> Sequence[InboxRow]:
+        """Delegate the pump's decode-ahead (see ``ServiceProcessor.prepare``)."""
+        prepare = getattr(self._inner, "prepare", None)
+        return rows if prepare is None else prepare(rows)
+
     def process_batch(
         self, rows: Sequence[InboxRow], epoch: int | None
     ) -> Sequence[ProcessedMessage]:

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from flightstate_core import service
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
 from flightstate_core.errors import TransientError
@@ -188,3 +189,59 @@ def test_two_pumps_one_leads_and_the_other_takes_over() -> None:
     assert first.order == list(range(1, 101))
     assert second.order == list(range(101, 201))
     assert pump_b.stats.epoch == pump_a.stats.epoch + 1  # type: ignore[operator]
+
+
+class PreparedSeen(Recording):
+    """Records which batches reached ``process_batch`` already decoded by the read-ahead."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        super().__init__(store)
+        self._clock = lambda: datetime(2026, 11, 30, 8, 0, tzinfo=UTC)  # runs compare equal
+        self.prepared_batches = 0
+        self.plain_batches = 0
+
+    def process_batch(self, rows: Sequence[InboxRow], epoch: int | None):  # type: ignore[no-untyped-def]
+        if isinstance(rows, service.PreparedRows) and len(rows.decoded) == len(rows):
+            self.prepared_batches += 1
+        else:
+            self.plain_batches += 1
+        return super().process_batch(rows, epoch)
+
+
+def _run_day(pipelined: bool) -> tuple[MemoryStore, MemoryInbox, PreparedSeen]:
+    raws = generate_day(11, flights=30, messages=700)
+    store, inbox = MemoryStore(), make_inbox(raws)
+    processor = PreparedSeen(store)
+    pump_over(store, inbox, processor, pipelined=pipelined).run()
+    return store, inbox, processor
+
+
+def test_pipelined_pump_ends_exactly_as_the_serial_one() -> None:
+    serial_store, serial_inbox, serial = _run_day(pipelined=False)
+    piped_store, piped_inbox, piped = _run_day(pipelined=True)
+    assert piped.order == serial.order == sorted(piped_inbox.rows)
+    flids = [state.flid for state in serial_store.iter_flights()]
+    assert len(flids) > 20
+    assert piped_store.get_flights(flids) == serial_store.get_flights(flids)
+    assert [(e.topic, e.key, e.payload) for e in piped_store.fetch_undelivered(10_000)] == [
+        (e.topic, e.key, e.payload) for e in serial_store.fetch_undelivered(10_000)
+    ]
+    assert piped_inbox.backfilled == serial_inbox.backfilled
+    assert serial.prepared_batches == 0  # nothing reads ahead when not pipelined
+    # Every batch after the first was read (and decoded) while its predecessor applied.
+    assert piped.plain_batches == 1
+    assert piped.prepared_batches == len(piped_inbox.rows) // 50 - 1
+
+
+def test_a_prepared_decode_is_used_only_for_the_very_same_text() -> None:
+    config = CoreConfig()
+    raws = generate_day(5, flights=5, messages=40)
+    rows = [InboxRow(n, raw, None) for n, raw in enumerate(raws, 1)]
+    prepared = service.prepare_rows(rows, config)
+    assert len(prepared.decoded) == len(rows)
+    assert prepared.decoded_row(rows[3], config) is prepared.decoded[4][1]
+    # Same message id, other text (a re-inserted row): decoded afresh, not taken from cache.
+    other = InboxRow(4, raws[7], None)
+    fresh = prepared.decoded_row(other, config)
+    assert fresh is not prepared.decoded[4][1]
+    assert fresh == service.decode_row(other, config)
