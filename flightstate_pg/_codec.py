@@ -138,16 +138,22 @@ def detail_rows(state: FlightState, table: DetailTable, typed: TypedValues) -> l
     return rows
 
 
-def validate(state: FlightState) -> None:
-    """Refuse a state the tables cannot hold losslessly."""
+def validate(state: FlightState, stored: FlightState | None = None) -> None:
+    """Refuse a state the tables cannot hold losslessly.
+
+    ``stored``: the flight as this store holds it. A collection that is the very same
+    tuple there was checked when it was stored (or read back from the tables), so only
+    the collections a message changed are walked item by item."""
     if not _SCALAR_CODES.issuperset(state.scalars):
         unknown = sorted(set(state.scalars) - _SCALAR_CODES)
         raise PermanentError(f"{state.flid}: unknown scalar codes {unknown}")
     if not _DOCUMENT_CODES.issuperset(state.documents):
         unknown = sorted(set(state.documents) - _DOCUMENT_CODES)
         raise PermanentError(f"{state.flid}: unknown document codes {unknown}")
+    unchanged = {} if stored is None else stored.collections
     for code, items in state.collections.items():
-        _validate_items(state.flid, code, items)
+        if unchanged.get(code) is not items:
+            _validate_items(state.flid, code, items)
     for code, doc in state.documents.items():
         if not doc:
             raise PermanentError(f"{state.flid}/{code}: empty document (absent is the form)")

@@ -122,11 +122,13 @@ def _detail_rows_of(
         yield from detail_rows(state, table, typed)
 
 
-def _validated_main_rows(states: Sequence[FlightState], typed: TypedValues) -> Iterator[list[Any]]:
+def _validated_main_rows(
+    states: Sequence[FlightState], known: Mapping[str, FlightState | None], typed: TypedValues
+) -> Iterator[list[Any]]:
     """Main rows, each state validated just before its row: on the COPY path a refused
     state aborts the COPY, and the transaction, before any detail row is written."""
     for state in states:
-        validate(state)
+        validate(state, known.get(state.flid))
         yield main_row(state, typed)
 
 
@@ -176,15 +178,20 @@ def _rows_out(cursor: Cursor, insert: str, copy: str, rows: Sequence[Sequence[An
 
 
 def _write_main(
-    cursor: Cursor, states: Sequence[FlightState], typed: TypedValues, bulk: bool
+    cursor: Cursor,
+    states: Sequence[FlightState],
+    known: Mapping[str, FlightState | None],
+    typed: TypedValues,
+    bulk: bool,
 ) -> None:
+    rows = _validated_main_rows(states, known, typed)
     if bulk and len(states) > 1:
         cursor.execute(MAIN.stage_create)
         cursor.execute("DELETE FROM FS_MAIN_STAGE")
-        _copy(cursor, MAIN.stage_copy, _validated_main_rows(states, typed))
+        _copy(cursor, MAIN.stage_copy, rows)
         cursor.execute(MAIN.stage_upsert)
     else:
-        _many(cursor, MAIN.upsert, list(_validated_main_rows(states, typed)))
+        _many(cursor, MAIN.upsert, list(rows))
 
 
 def _write_details(
@@ -262,7 +269,7 @@ def write_many(
     cursor_value = max((p.cursor for p in batch if p.cursor is not None), default=None)
     with nullcontext() if bulk else conn.pipeline():
         cursor = conn.cursor()
-        _write_main(cursor, states, typed, bulk)
+        _write_main(cursor, states, known, typed, bulk)
         step("flights", conn)
         plan = _detail_plan(states, known)
         for detail, table_plan in zip(DETAILS, plan, strict=True):

@@ -1,0 +1,55 @@
+"""The row codec's lossless guard (pure: no server): what the tables cannot hold is refused
+with the element named, and collections already stored are not walked again."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from flightstate_core.errors import PermanentError
+from flightstate_core.items import Item
+from flightstate_core.testing.store_contract import flight, full_collections
+from flightstate_pg._codec import validate
+
+GOOD = full_collections(3)
+
+
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"scalars": {"NOPE": "x"}}, "unknown scalar codes ['NOPE']"),
+        ({"collections": {"ZZZZ": GOOD["GTDT"]}}, "unknown collection 'ZZZZ'"),
+        ({"collections": {"GTDT": ()}}, "GTDT: empty collection"),
+        ({"collections": {"GTDT": (Item.of(2, "1", {"GATE": "G1"}),)}}, "GTDT: ordinal 2"),
+        (
+            {"collections": {"GTDT": (Item(1, "1", (("PGOT", "x"), ("GATE", "G1"))),)}},
+            "GTDT[1]: child 'GATE' unknown or out of catalog order",
+        ),
+        ({"documents": {"VIPF": ()}}, "VIPF: empty document"),
+    ],
+)
+def test_states_the_tables_cannot_hold_are_refused(changes: dict[str, object], named: str) -> None:
+    with pytest.raises(PermanentError, match=named.replace("[", r"\[").replace("]", r"\]")):
+        validate(flight("F1", **changes))
+
+
+def test_only_collections_changed_since_stored_are_walked() -> None:
+    # A tuple the store already holds is trusted by identity: this one could never have
+    # been stored, which is how the test can tell that it was not walked again.
+    unstorable = (Item.of(5, "1", {"GATE": "G1"}),)
+    stored = flight("F1", collections={**GOOD, "GTDT": unstorable})
+    changed = attrs.evolve(stored, collections={**stored.collections, "CKDT": GOOD["CKDT"][:1]})
+    validate(changed, stored)  # GTDT is the stored tuple itself: not walked
+    broken = attrs.evolve(stored, collections={**stored.collections, "CKDT": ()})
+    with pytest.raises(PermanentError, match="CKDT: empty collection"):
+        validate(broken, stored)  # a changed collection is always checked
+    with pytest.raises(PermanentError, match="GTDT: ordinal 5"):
+        validate(changed)  # nothing stored: everything is walked
+    rebuilt = attrs.evolve(changed, collections={**changed.collections, "GTDT": unstorable[:]})
+    assert rebuilt.collections["GTDT"] is unstorable  # tuple[:] is the same tuple
+    copy = (*unstorable,)
+    assert copy == unstorable
+    assert copy is not unstorable
+    equal_copy = attrs.evolve(changed, collections={**changed.collections, "GTDT": copy})
+    with pytest.raises(PermanentError, match="GTDT: ordinal 5"):
+        validate(equal_copy, stored)  # equal but not the same object: walked
