@@ -28,7 +28,7 @@ from typing import Protocol, runtime_checkable
 from flightstate_core import service
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Decision, DecisionContext, Outcome
-from flightstate_core.handlers import decide, message_flids, needed_flids
+from flightstate_core.handlers import NamedFlids, decide, named_flids, needed_flids
 from flightstate_core.messages import Message
 from flightstate_core.ports import StateStore, StateTransaction
 from flightstate_core.records import InboxRow, ProcessedMessage
@@ -88,6 +88,15 @@ class _Overlay:
         self.states: dict[str, FlightState | None] = {}  # None: known not to exist
         self.by_master: dict[str, set[str]] = {}
         self.codeshares_asked: set[str] = set()
+        # By identity of the message: the batch holds every message until it ends.
+        self._named: dict[int, NamedFlids] = {}
+
+    def named(self, message: Message) -> NamedFlids:
+        """``named_flids(message)``, computed once per message."""
+        found = self._named.get(id(message))
+        if found is None:
+            found = self._named[id(message)] = named_flids(message)
+        return found
 
     def put(self, flid: str, state: FlightState | None) -> None:
         old = self.states.get(flid)
@@ -116,11 +125,12 @@ class _Overlay:
         """What ``decide`` needs: named flights, masters, and codeshares of named flights."""
         current: dict[str, FlightState] = {}
         asked: set[str] = set()
-        while wanted := needed_flids(message, current) - asked:
+        named = self.named(message)
+        while wanted := needed_flids(message, current, named) - asked:
             asked |= wanted
             self.ensure(wanted)
             current.update((f, s) for f in wanted if (s := self.states[f]) is not None)
-        masters = message_flids(message)
+        masters = named.own
         if masters:
             self.ensure_codeshares(masters)
             for master in masters:
@@ -165,18 +175,20 @@ def _prefetch(
     else:
         done, found = _OneByOne(tx).get_procs(ids), {}
     _prefetch_closure(overlay, [m for _, m in messages])
-    overlay.ensure_codeshares({flid for _, m in messages for flid in message_flids(m)})
+    overlay.ensure_codeshares({flid for _, m in messages for flid in overlay.named(m).own})
     return done, _Duplicates(found) if isinstance(tx, BatchTransaction) else _FallbackDuplicates(tx)
 
 
 def _prefetch_closure(overlay: _Overlay, messages: Sequence[Message]) -> None:
     """Load every flight the messages name, then their masters and listed codeshares,
     in as few reads as the links allow (usually two)."""
-    wanted = {flid for m in messages for flid in needed_flids(m, {})}
+    wanted = {flid for m in messages for flid in overlay.named(m).with_masters}
     while wanted:
         overlay.ensure(wanted)
         known = {f: s for f, s in overlay.states.items() if s is not None}
-        wanted = {f for m in messages for f in needed_flids(m, known)} - set(overlay.states)
+        wanted = {
+            f for m in messages for f in needed_flids(m, known, overlay.named(m))
+        } - set(overlay.states)
 
 
 class _FallbackDuplicates(_Duplicates):
@@ -205,7 +217,7 @@ def _decision(
         if original is not None:
             return Decision(outcome=Outcome.DUPLICATE, reason=f"duplicate of message {original}")
     current = overlay.current_for(decoded)
-    mine = {flid: floors[flid] for flid in message_flids(decoded) if flid in floors}
+    mine = {flid: floors[flid] for flid in overlay.named(decoded).own if flid in floors}
     decision = decide(current, decoded, config, DecisionContext(row.message_id, now, mine))
     if decision.outcome is Outcome.SUCCEEDED:
         dups.record(key, row.message_id, dttm)

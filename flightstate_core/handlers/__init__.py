@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
+from attrs import frozen
+
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Decision, DecisionContext, Outcome
 from flightstate_core.errors import ProtocolError
@@ -23,7 +25,7 @@ from flightstate_core.rules import SCHEDULE_FAMILIES
 from flightstate_core.state import FlightState
 from flightstate_core.values import Set
 
-__all__ = ["decide", "message_flids", "needed_flids"]
+__all__ = ["NamedFlids", "decide", "message_flids", "named_flids", "needed_flids"]
 
 ScheduleHandler = Callable[
     [Mapping[str, FlightState], ScheduleMessage, CoreConfig, DecisionContext], Decision
@@ -75,6 +77,27 @@ def message_flids(message: Message) -> list[str]:
     return list(dict.fromkeys(record.flid for record in _records(message)))
 
 
+@frozen
+class NamedFlids:
+    """What a message names, computed once per message: its FLIDs (in order, without
+    repeats) and those plus the masters its records' MAIDs name."""
+
+    own: tuple[str, ...]
+    with_masters: frozenset[str]
+
+
+def named_flids(message: Message) -> NamedFlids:
+    """The FLIDs *message* names by itself (see ``NamedFlids``)."""
+    records = _records(message)
+    own = tuple(dict.fromkeys(record.flid for record in records))
+    wanted = set(own)
+    for record in records:
+        maid = record.scalars.get("MAID")
+        if isinstance(maid, Set) and maid.raw:
+            wanted.add(maid.raw)
+    return NamedFlids(own, frozenset(wanted))
+
+
 def _linked(states: Iterable[FlightState | None]) -> set[str]:
     found: set[str] = set()
     for state in states:
@@ -90,18 +113,17 @@ def _linked(states: Iterable[FlightState | None]) -> set[str]:
     return found
 
 
-def needed_flids(message: Message, current: Mapping[str, FlightState]) -> set[str]:
+def needed_flids(
+    message: Message, current: Mapping[str, FlightState], named: NamedFlids | None = None
+) -> set[str]:
     """FLIDs the service must still load: the message's FLIDs, masters named by MAID in the
     message or in their states, codeshares listed in their MAFL; minus those in ``current``.
 
     The caller loads them, adds them to ``current`` and subtracts FLIDs it already asked
     for (missing flights never appear in ``current``). One hop: that is all ``decide`` reads.
+    ``named``: ``named_flids(message)``, when the caller asks for one message repeatedly.
     """
-    records = _records(message)
-    wanted = {record.flid for record in records}
-    for record in records:
-        maid = record.scalars.get("MAID")
-        if isinstance(maid, Set) and maid.raw:
-            wanted.add(maid.raw)
-    wanted |= _linked(current.get(flid) for flid in {r.flid for r in records})
+    if named is None:
+        named = named_flids(message)
+    wanted = named.with_masters | _linked(current.get(flid) for flid in named.own)
     return {flid for flid in wanted if flid not in current}
