@@ -18,6 +18,8 @@ postgres@127.0.0.1/test), migrates it, preloads 2,000 flights and measures, in o
   flights from the tables, as a pump's first package after a restart does.
 
 Targets: FLOP >= 70 % of raw; batched >= 2,000 msg/s; DNLD commit <= 1.5 s.
+The process runs with the collector tuned as the runner's pump process runs
+(``flightstate_core.tuning``); ``--default-gc`` measures CPython's defaults instead.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from flightstate_core.items import Item
 from flightstate_core.records import BackfillIntent, ProcessedMessage, ProcRecord, SnapLogEntry
 from flightstate_core.state import FlightState, FlightStatus
 from flightstate_core.testing.store_contract import full_collections
+from flightstate_core.tuning import tune_gc_for_throughput
 from flightstate_core.wire import wire
 from flightstate_pg import PgStore, migrate
 from flightstate_pg._codec import TypedValues, detail_rows, main_row
@@ -289,13 +292,19 @@ def main() -> None:
                         or "postgresql://postgres@127.0.0.1:5432/test")  # fmt: skip
     parser.add_argument("--flops", type=int, default=500)
     parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--default-gc", action="store_true",
+                        help="CPython's default collector settings instead of the runner's")
     args = parser.parse_args()
+    if not args.default_gc:
+        tune_gc_for_throughput()  # as the runner's pump process does
     dsn = fresh_db(args.dsn)
     try:
         migrate(dsn)
         rows = run(dsn, args.flops, args.batch)
     finally:
         drop_db(args.dsn, dsn)
+    collector = "CPython default" if args.default_gc else "tuned as the runner's (gen0 50,000)"
+    print(f"GC: {collector}")
     header = ("workload", "PgStore", "raw psycopg", "ratio / target")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     for row in [header, *rows]:

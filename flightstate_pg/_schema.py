@@ -20,6 +20,7 @@ from flightstate_core.layout import (
     DetailTable,
     TypedColumn,
 )
+from flightstate_pg._copy import CopyTarget
 
 __all__ = ["DETAILS", "MAIN", "PROC_COLUMNS", "DetailSql", "MainSql"]
 
@@ -45,7 +46,7 @@ class MainSql:
     upsert: str
     select: str  # raw columns; append a WHERE clause
     stage_create: str
-    stage_copy: str
+    stage_copy: CopyTarget
     stage_upsert: str
 
 
@@ -64,7 +65,7 @@ def _main_sql() -> MainSql:
         f"SELECT {', '.join(read)} FROM {MAIN_TABLE} ",  # noqa: S608
         f"CREATE TEMP TABLE IF NOT EXISTS FS_MAIN_STAGE (LIKE {MAIN_TABLE}) "
         "ON COMMIT DELETE ROWS",
-        f"COPY FS_MAIN_STAGE ({columns}) FROM STDIN",
+        CopyTarget("FS_MAIN_STAGE", write, MAIN_TABLE),
         f"INSERT INTO {MAIN_TABLE} ({columns}) SELECT {columns} FROM FS_MAIN_STAGE "  # noqa: S608
         f"ON CONFLICT (FLID) DO UPDATE SET {updates}",
     )
@@ -76,7 +77,7 @@ class DetailSql:
 
     table: DetailTable
     insert: str
-    copy: str
+    copy: CopyTarget
     delete: str  # one parameter: an array of FLIDs
     select: str  # raw columns; append a WHERE clause; ORDER BY is added by ``ordered``
     order_by: str
@@ -94,7 +95,7 @@ def _detail_sql(table: DetailTable) -> DetailSql:
         table,
         f"INSERT INTO {table.name} ({', '.join(write)}) "  # noqa: S608 - layout identifiers
         f"VALUES ({_placeholders(len(write))})",
-        f"COPY {table.name} ({', '.join(write)}) FROM STDIN",
+        CopyTarget(table.name, write, table.name),
         f"DELETE FROM {table.name} WHERE FLID = ANY(%s)",  # noqa: S608
         f"SELECT {', '.join(read)} FROM {table.name} ",  # noqa: S608
         ", ".join(keys),

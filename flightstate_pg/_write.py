@@ -25,6 +25,7 @@ from flightstate_core.layout import DetailTable
 from flightstate_core.records import ProcessedMessage
 from flightstate_core.state import FlightState
 from flightstate_pg._codec import TypedValues, detail_rows, main_row, validate
+from flightstate_pg._copy import CopyTarget, copy_rows
 from flightstate_pg._schema import DETAILS, MAIN, PROC_COLUMNS, DetailSql
 
 __all__ = ["BULK_FLIGHTS", "WRITE_STEPS", "FaultHook", "write_many", "write_processed"]
@@ -47,8 +48,10 @@ _EVENT_INSERT: Final = (
     "INSERT INTO MSG_EVENT (TOPIC, EVENT_KEY, PAYLOAD, FLID, STATE_VERSION, KIND, MESSAGE_ID) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s)"
 )
-_EVENT_COPY: Final = (
-    "COPY MSG_EVENT (TOPIC, EVENT_KEY, PAYLOAD, FLID, STATE_VERSION, KIND, MESSAGE_ID) FROM STDIN"
+_EVENT_COPY: Final = CopyTarget(
+    "MSG_EVENT",
+    ("TOPIC", "EVENT_KEY", "PAYLOAD", "FLID", "STATE_VERSION", "KIND", "MESSAGE_ID"),
+    "MSG_EVENT",
 )
 #: A write with at least this many flights (or event rows) uses COPY instead of a pipeline.
 BULK_FLIGHTS: Final = 16
@@ -57,7 +60,7 @@ _PROC_INSERT: Final = (
     f"INSERT INTO PROC_STATE ({', '.join(PROC_COLUMNS)}) "  # noqa: S608 - layout identifiers
     f"VALUES ({', '.join(['%s'] * len(PROC_COLUMNS))})"
 )
-_PROC_COPY: Final = f"COPY PROC_STATE ({', '.join(PROC_COLUMNS)}) FROM STDIN"
+_PROC_COPY: Final = CopyTarget("PROC_STATE", PROC_COLUMNS, "PROC_STATE")
 _CURSOR_UPSERT: Final = (
     "INSERT INTO INBOX_CURSOR (INBOX_NAME, LAST_MESSAGE_ID, UPDATED_AT) VALUES (%s, %s, now()) "
     "ON CONFLICT (INBOX_NAME) DO UPDATE SET LAST_MESSAGE_ID = "
@@ -163,16 +166,10 @@ def _event_rows(processed: ProcessedMessage) -> list[list[Any]]:
     ]
 
 
-def _copy(cursor: Cursor, copy: str, rows: Iterable[Sequence[Any]]) -> None:
-    with cursor.copy(copy) as out:
-        for row in rows:
-            out.write_row(row)
-
-
-def _rows_out(cursor: Cursor, insert: str, copy: str, rows: Sequence[Sequence[Any]],
+def _rows_out(cursor: Cursor, insert: str, copy: CopyTarget, rows: Sequence[Sequence[Any]],
               bulk: bool) -> None:  # fmt: skip
     if bulk and len(rows) > 1:
-        _copy(cursor, copy, rows)
+        copy_rows(cursor, copy, rows)
     else:
         _many(cursor, insert, rows)
 
@@ -188,7 +185,7 @@ def _write_main(
     if bulk and len(states) > 1:
         cursor.execute(MAIN.stage_create)
         cursor.execute("DELETE FROM FS_MAIN_STAGE")
-        _copy(cursor, MAIN.stage_copy, rows)
+        copy_rows(cursor, MAIN.stage_copy, rows)
         cursor.execute(MAIN.stage_upsert)
     else:
         _many(cursor, MAIN.upsert, list(rows))
@@ -205,7 +202,7 @@ def _write_details(
     if deletes:
         cursor.execute(detail.delete, (deletes,))
     if bulk and len(states) > 1:
-        _copy(cursor, detail.copy, _detail_rows_of(states, detail.table, typed))
+        copy_rows(cursor, detail.copy, _detail_rows_of(states, detail.table, typed))
     elif states:
         _many(cursor, detail.insert, list(_detail_rows_of(states, detail.table, typed)))
 
