@@ -10,6 +10,7 @@ the pipeline lock (READ COMMITTED after the lock), readers in REPEATABLE READ RE
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any, Final
 
 import psycopg
@@ -17,6 +18,7 @@ import psycopg
 from flightstate_core.catalog import COLLECTIONS
 from flightstate_core.items import Item
 from flightstate_core.state import FlightState
+from flightstate_core.tuning import collector_paused
 from flightstate_pg._codec import decode_details, decode_main
 from flightstate_pg._schema import DETAILS, MAIN
 
@@ -24,6 +26,8 @@ __all__ = ["BY_FLIDS", "assemble", "codeshare_flids", "fetch_details", "fetch_st
 
 Conn = psycopg.Connection[Any]
 
+#: Loads of at least this many flights pause the cyclic collector (``collector_paused``).
+_BULK_LOAD: Final = 200
 #: (main WHERE, detail WHERE) for a list of FLIDs.
 BY_FLIDS = ("WHERE FLID = ANY(%s)", "WHERE FLID = ANY(%s)")
 # A flight is not its own codeshare.
@@ -37,7 +41,8 @@ def fetch_states(
     if not keys:
         return {}
     params = (list(keys),)
-    with conn.pipeline() as pipeline:
+    bulk = collector_paused() if len(keys) >= _BULK_LOAD else nullcontext()
+    with bulk, conn.pipeline() as pipeline:
         main = conn.cursor()
         main.execute(MAIN.select + where[0], params)
         details = []
