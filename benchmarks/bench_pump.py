@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the three measurements and print them side by side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=3000)
-    parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--skip-pg-inbox", action="store_true")
     parser.add_argument("--default-gc", action="store_true",
                         help="CPython's default collector settings instead of the runner's")

@@ -72,7 +72,7 @@ class RunnerConfig:
     inbox_table: str = field(default="cminmsgs", validator=_table)
     topic_schd: str = "schd"
     topic_msg: str = "msg"
-    batch_size: int = field(default=500, validator=_positive)
+    batch_size: int = field(default=1000, validator=_positive)
     backoff_initial: float = field(default=0.2, validator=_positive)
     backoff_max: float = field(default=10.0, validator=_positive)
     max_unexpected_attempts: int = field(default=3, validator=_positive)
