@@ -11,7 +11,9 @@ Why it looks like this (seed §4, review F8/F9):
    DEAD with the error text. Nothing is ever skipped.
 3. Backfill runs after commit, from the durable intents in the store, on its own back-off.
    A backfill failure is only counted: it never changes an outcome, never re-applies a
-   message.
+   message. With ``pipelined`` (the default) it runs on a worker thread, and another reads
+   and decodes the next batch while the current one is applied; applying stays in order on
+   the pump's thread (docs/design.md, "The pump's threads").
 4. Replay safety lives in the service (PROC_STATE is checked inside the lock); the pump
    only re-reads from the stored cursor after a restart or a leadership change.
 

@@ -42,11 +42,17 @@ _SELECT = (
     "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM {table}"
     " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
 )
+# One statement for a whole batch of backfills (arrays, one per column, in the order of
+# ``backfill_values``): a statement per row cost the store's own server ~1,000 executions per
+# batch, on the same two cores as the pump.
 _BACKFILL = (
-    "UPDATE {table} SET CMINMSGS_DATE_PROCESSED = %s, CMINMSGS_STATUS = %s,"
-    " CMINMSGS_SUBSYSTEM_NAME = %s, CMINMSGS_SUBSYSTEM_SEQUENCE = %s,"
-    " CMINMSGS_SUBSYSTEM_DATE_SENT = %s, CMINMSGS_SUBSYSTEM_TYPE = %s,"
-    " CMINMSGS_SUBSYSTEM_SUBTYPE = %s WHERE CMINMSGS_ID = %s"
+    "UPDATE {table} AS t SET CMINMSGS_DATE_PROCESSED = v.processed, CMINMSGS_STATUS = v.status,"
+    " CMINMSGS_SUBSYSTEM_NAME = v.name, CMINMSGS_SUBSYSTEM_SEQUENCE = v.seq,"
+    " CMINMSGS_SUBSYSTEM_DATE_SENT = v.sent, CMINMSGS_SUBSYSTEM_TYPE = v.type,"
+    " CMINMSGS_SUBSYSTEM_SUBTYPE = v.subtype"
+    " FROM unnest(%s::timestamp[], %s::text[], %s::text[], %s::integer[], %s::timestamp[],"
+    " %s::text[], %s::text[], %s::bigint[]) AS v(processed, status, name, seq, sent, type,"
+    " subtype, id) WHERE t.CMINMSGS_ID = v.id"
 )
 _INSERT = (
     "INSERT INTO {table} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS)"
@@ -128,9 +134,8 @@ class PgInbox:
         params = [backfill_values(intent, self._tz, _INT4) for intent in intents]
         with translated():
             try:
-                conn = self._connection("write")
-                with conn.transaction(), conn.cursor() as cur:
-                    cur.executemany(self._backfill, params)
+                columns = [list(column) for column in zip(*params, strict=True)]
+                self._connection("write").execute(self._backfill, columns)
             except BaseException:
                 self._drop("write")
                 raise
