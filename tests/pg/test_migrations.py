@@ -110,38 +110,35 @@ def test_display_view_and_typed_columns(fresh_pg: str) -> None:
         tx.save(processed(1, state, flight("16", collections={})))
     store.close()
     with psycopg.connect(fresh_pg) as conn:
-        row = conn.execute(
-            "SELECT GATE_1, GATE_2, GATE_COUNT, COUNTER_1, COUNTER_COUNT, BELT_2, BELT_COUNT, "
-            "SODT_TS FROM FLIGHT_SCHD_DISPLAY WHERE FLID = '15'"
-        ).fetchone()
-        empty = conn.execute(
-            "SELECT GATE_1, GATE_COUNT FROM FLIGHT_SCHD_DISPLAY WHERE FLID = '16'"
-        ).fetchone()
-        typed = conn.execute(
-            "SELECT PGOT_TS FROM FLIGHT_GATE WHERE FLID = '15' AND ORDINAL = 3"
-        ).fetchone()
+        row = _one(conn, "SELECT GATE_1, GATE_2, GATE_COUNT, COUNTER_1, COUNTER_COUNT, "
+                         "BELT_2, BELT_COUNT, SODT_TS FROM FLIGHT_SCHD_DISPLAY "
+                         "WHERE FLID = '15'")  # fmt: skip
+        empty = _one(conn, "SELECT GATE_1, GATE_COUNT FROM FLIGHT_SCHD_DISPLAY WHERE FLID = '16'")
+        typed = _one(conn, "SELECT PGOT_TS FROM FLIGHT_GATE WHERE FLID = '15' AND ORDINAL = 3")
     gates = [dict(i.values)["GATE"] for i in collections["GTDT"]]
-    assert row is not None and row[:3] == (gates[0], gates[1], 3)
+    assert row[:3] == (gates[0], gates[1], 3)
     assert row[3] == dict(collections["CKDT"][0].values)["CHKC"] and row[4] == 3
     assert row[6] == 3 and row[7].isoformat() == "2021-01-22T21:35:00+00:00"
     assert empty == (None, 0)
-    assert typed is not None and typed[0].isoformat() == "2021-01-22T21:35:00+00:00"
+    assert typed[0].isoformat() == "2021-01-22T21:35:00+00:00"
+
+
+def _one(conn: psycopg.Connection[Any], query: str) -> tuple[Any, ...]:
+    row = conn.execute(query).fetchone()
+    assert row is not None, query
+    return tuple(row)
 
 
 def _write_path_settings(dsn: str) -> tuple[bool, str | None, str]:
     """(MSG_EVENT_UNDISPATCHED_IX exists, FLIGHT_SCHD reloptions, PAYLOAD compression)."""
     with psycopg.connect(dsn) as conn:
-        index = conn.execute(
-            "SELECT count(*) FROM pg_indexes WHERE indexname = 'msg_event_undispatched_ix'"
-        ).fetchone()
-        options = conn.execute(
-            "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'flight_schd'"
-        ).fetchone()
-        compression = conn.execute(
-            "SELECT attcompression FROM pg_attribute "
-            "WHERE attrelid = 'msg_event'::regclass AND attname = 'payload'"
-        ).fetchone()
-    assert index is not None and options is not None and compression is not None
+        index = _one(conn, "SELECT count(*) FROM pg_indexes "
+                           "WHERE indexname = 'msg_event_undispatched_ix'")  # fmt: skip
+        options = _one(conn, "SELECT array_to_string(reloptions, ',') FROM pg_class "
+                             "WHERE relname = 'flight_schd'")  # fmt: skip
+        compression = _one(conn, "SELECT attcompression FROM pg_attribute "
+                                 "WHERE attrelid = 'msg_event'::regclass "
+                                 "AND attname = 'payload'")  # fmt: skip
     return index[0] == 1, options[0], str(compression[0])
 
 
