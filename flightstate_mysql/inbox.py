@@ -101,7 +101,9 @@ class MySqlInbox:
     ) -> None:
         self._table = plain_table(table)
         # Two connections: the pump reads ahead on one while it backfills on the other.
-        self._db = MySqlConnection(dsn, connect_timeout=connect_timeout, read_timeout=read_timeout)
+        self._reader = MySqlConnection(
+            dsn, connect_timeout=connect_timeout, read_timeout=read_timeout
+        )
         self._writer = MySqlConnection(
             dsn, connect_timeout=connect_timeout, read_timeout=read_timeout
         )
@@ -110,7 +112,7 @@ class MySqlInbox:
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
-        with mysql_errors("read cminmsgs"), self._db.use() as conn, conn.cursor() as cur:
+        with mysql_errors("read cminmsgs"), self._reader.use() as conn, conn.cursor() as cur:
             cur.execute(self._select, (cursor, limit))
             rows = cur.fetchall()
         return [InboxRow(int(r[0]), _text(r[1]), local_aware(r[2], self._tz)) for r in rows]
@@ -134,7 +136,7 @@ class MySqlInbox:
 
     def close(self) -> None:
         """Close the connections (a later call reconnects)."""
-        self._db.close()
+        self._reader.close()
         self._writer.close()
 
 

@@ -12,7 +12,6 @@ the schema, and a released column never changes type (review F6).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
@@ -25,8 +24,9 @@ _TYPES: Final = (
     "SELECT upper(attname), atttypid FROM pg_attribute "
     "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped"
 )
-_known: dict[str, dict[str, int]] = {}  # table -> column -> type oid (built-in, stable)
-_known_lock = threading.Lock()
+# table -> column -> type oid (built-in types: the same oids in every database). Threads may
+# race to fill an entry; they store equal values, and a dict assignment is atomic.
+_known: dict[str, dict[str, int]] = {}
 
 
 @frozen
@@ -48,9 +48,7 @@ def _column_types(conn: psycopg.Connection[Any], target: CopyTarget) -> list[int
     found = _known.get(target.types_of)
     if found is None:
         rows = conn.execute(_TYPES, (target.types_of.lower(),)).fetchall()
-        found = {str(name): int(oid) for name, oid in rows}
-        with _known_lock:
-            _known[target.types_of] = found
+        found = _known[target.types_of] = {str(name): int(oid) for name, oid in rows}
     return [found[column] for column in target.columns]
 
 

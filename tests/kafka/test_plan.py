@@ -44,17 +44,23 @@ events = st.lists(st.tuples(st.sampled_from("ABCD"), st.booleans(), st.booleans(
                   max_size=40)
 
 
-@settings(max_examples=150, deadline=None)
-@given(events)
-def test_plan_laws(spec: list[tuple[str, bool, bool]]) -> None:
-    """Every row is settled exactly once; per key, records go out in increasing version;
-    every tombstone and the last row of each key are published."""
+def rows_of(spec: list[tuple[str, bool, bool]]) -> list[OutboxRecord]:
+    """Outbox rows from (FLID, tombstone?, msg topic?) triples, versions counting per FLID."""
     versions: dict[str, int] = {}
     rows = []
     for event_id, (flid, tomb, is_msg) in enumerate(spec, start=1):
         versions[flid] = versions.get(flid, 0) + 1
         rows.append(rec(event_id, flid, versions[flid], tomb=tomb,
                         topic="msg" if is_msg else "schd"))
+    return rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(events)
+def test_plan_laws(spec: list[tuple[str, bool, bool]]) -> None:
+    """Every row is settled exactly once; per key, records go out in increasing version;
+    every tombstone and the last row of each key are published."""
+    rows = rows_of(spec)
     sends = plan_batch(rows)
     covered = sorted(i for s in sends for i in s.covers)
     assert covered == [r.event_id for r in rows]
@@ -75,12 +81,7 @@ def test_plan_laws(spec: list[tuple[str, bool, bool]]) -> None:
 @given(events)
 def test_select_sends_agrees_with_plan(spec: list[tuple[str, bool, bool]]) -> None:
     """The hot path produces exactly the records the plan says, in the same order."""
-    versions: dict[str, int] = {}
-    rows = []
-    for event_id, (flid, tomb, is_msg) in enumerate(spec, start=1):
-        versions[flid] = versions.get(flid, 0) + 1
-        rows.append(rec(event_id, flid, versions[flid], tomb=tomb,
-                        topic="msg" if is_msg else "schd"))
+    rows = rows_of(spec)
     for coalesce in (True, False):
         planned = [s.record for s in plan_batch(rows, coalesce=coalesce)]
         assert select_sends(rows, coalesce=coalesce) == planned
