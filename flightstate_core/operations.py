@@ -172,21 +172,29 @@ def _cut(value: str | None, size: int = 4) -> str | None:
     return None if value is None else value[:size]
 
 
-def backfill_values(intent: BackfillIntent, zone: tzinfo, sequences: range) -> tuple[object, ...]:
+def backfill_values(
+    intent: BackfillIntent,
+    zone: tzinfo,
+    sequences: range,
+    wall: Callable[[datetime | None], object] | None = None,
+) -> tuple[object, ...]:
     """(DATE_PROCESSED, STATUS, SUBSYSTEM_NAME, SUBSYSTEM_SEQUENCE, SUBSYSTEM_DATE_SENT,
     SUBSYSTEM_TYPE, SUBSYSTEM_SUBTYPE, CMINMSGS_ID) of one backfill.
 
     The SUBSYSTEM texts are varchar(4) and are cut; a sequence outside ``sequences`` (the
-    column's integer range) is NULL rather than failing the backfill forever."""
+    column's integer range) is NULL rather than failing the backfill forever. The two
+    times are ``local_naive`` in ``zone``, or what ``wall`` makes of them (an adapter that
+    binds them in another form)."""
     seq = intent.subsystem_sequence
     if seq is not None and seq not in sequences:
         seq = None
+    to_wall = wall if wall is not None else (lambda value: local_naive(value, zone))
     return (
-        local_naive(intent.processed_at, zone),
+        to_wall(intent.processed_at),
         intent.status.value,
         _cut(intent.subsystem_name),
         seq,
-        local_naive(intent.subsystem_date_sent, zone),
+        to_wall(intent.subsystem_date_sent),
         _cut(intent.subsystem_type),
         _cut(intent.subsystem_subtype),
         intent.message_id,

@@ -13,7 +13,7 @@ strings recur across a schedule package.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, Final
@@ -186,6 +186,7 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), ch
 _enc: Final = json.encoder.encode_basestring  # what json.dumps uses when ensure_ascii=False
 _FIELD_CACHE_LIMIT: Final = 4096
 _TUPLE_CACHE_LIMIT: Final = 16384
+_FLIGHT_CACHE_LIMIT: Final = 8192  # flights whose last scalar rendering is kept (~5 KB each)
 
 
 def _text(value: object) -> str:
@@ -286,19 +287,35 @@ class _Renderer:
         placed = list(enumerate(lists))
         self.collections = {c: placed[at] for at, c in enumerate(COLLECTIONS)}
         self.documents = {c: placed[len(COLLECTIONS) + at] for at, c in enumerate(DOCUMENTS)}
+        # FLID -> (the scalars last rendered, their parts, their text); see _scalars.
+        self.last_scalars: dict[str, tuple[dict[str, str], list[str], str]] = {}
+        self.times: dict[int, tuple[datetime | date | None, str]] = {}
 
     def render(self, state: FlightState) -> str:
         head = (
             f'{{"flid":{_enc(state.flid)},"state":{_enc(state.status.value)},'
             f'"stateVersion":{_text(state.version)},'
-            f'"updatedAt":{_text(_iso(state.updated_at))},'
-            f'"operationDay":{_text(_iso(state.operation_day))},'
+            f'"updatedAt":{self._time_text(state.updated_at)},'
+            f'"operationDay":{self._time_text(state.operation_day)},'
             f'"lastMessageId":{_text(state.last_message_id)}'
         )
         lists = self.empty_lists.copy()
         self._fill_lists(lists, self.collections, state.collections)
         self._fill_lists(lists, self.documents, state.documents)
-        return ",".join([head, self._scalars(state.scalars), *lists]) + "}"
+        return ",".join([head, self._scalars(state.flid, state.scalars), *lists]) + "}"
+
+    def _time_text(self, value: datetime | date | None) -> str:
+        """JSON text of an ISO time or date, cached by identity: a batch stamps its states
+        with one time object (equality would be wrong here: equal instants in two zones
+        have different texts)."""
+        entry = self.times.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        text = _text(_iso(value))
+        if len(self.times) >= _FIELD_CACHE_LIMIT:
+            self.times.clear()
+        self.times[id(value)] = (value, text)
+        return text
 
     @staticmethod
     def _fill_lists(
@@ -309,19 +326,47 @@ class _Renderer:
             if found is not None:
                 out[found[0]] = found[1].text(items)
 
-    def _scalars(self, scalars: Mapping[str, str]) -> str:
+    def _scalars(self, flid: str, scalars: Mapping[str, str]) -> str:
+        """The scalar part of a flight's text. A FLOP changes a few of a flight's scalars,
+        so the parts of the flight's last rendering are kept (with a copy of the scalars
+        they show) and only the codes that differ are rendered again."""
+        last = self.last_scalars.get(flid)
+        if last is not None:
+            shown, parts, text = last
+            if shown == scalars:
+                return text
+            changed = {code for code, _ in shown.items() ^ scalars.items()}
+            if changed.isdisjoint(_PART_OWNER):
+                parts = parts.copy()
+                self._set_parts(parts, changed, scalars)
+                return self._remember(flid, scalars, parts)
         parts = self.nulls.copy()
+        if self._set_parts(parts, scalars, scalars):
+            self._exceptions(parts, scalars)
+        return self._remember(flid, scalars, parts)
+
+    def _set_parts(
+        self, parts: list[str], codes: Iterable[str], scalars: Mapping[str, str]
+    ) -> bool:
+        """Render *codes* into *parts* (absent: null); True if one belongs to an exception."""
         fields = self.scalars
         owners = False
-        for code, raw in scalars.items():
+        for code in codes:
             found = fields.get(code)
             if found is not None:
-                parts[found[0]] = found[1].of(raw)
+                raw = scalars.get(code)
+                parts[found[0]] = found[1].null if raw is None else found[1].of(raw)
             elif code in _PART_OWNER:
                 owners = True
-        if owners:
-            self._exceptions(parts, scalars)
-        return ",".join(parts)
+        return owners
+
+    def _remember(self, flid: str, scalars: Mapping[str, str], parts: list[str]) -> str:
+        text = ",".join(parts)
+        if len(self.last_scalars) >= _FLIGHT_CACHE_LIMIT:
+            self.last_scalars.clear()
+        # A copy, so a caller that later changes its dict cannot make the entry lie.
+        self.last_scalars[flid] = (dict(scalars), parts, text)
+        return text
 
     def _exceptions(self, parts: list[str], scalars: Mapping[str, str]) -> None:
         at = len(self.scalars)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pymysql
 
-from flightstate_core.operations import backfill_values, local_aware
+from flightstate_core.operations import backfill_values, local_aware, local_naive
 from flightstate_core.records import BackfillIntent, InboxRow
 from flightstate_mysql._errors import mysql_errors
 from flightstate_mysql.dsn import parse_mysql_dsn
@@ -121,7 +122,8 @@ class MySqlInbox:
         """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns in one transaction; idempotent."""
         if not intents:
             return
-        params = [backfill_values(intent, self._tz, _MEDIUMINT) for intent in intents]
+        wall = _WallTexts(self._tz)
+        params = [backfill_values(intent, self._tz, _MEDIUMINT, wall) for intent in intents]
         with mysql_errors("backfill cminmsgs"), self._writer.use() as conn:
             conn.begin()
             with conn.cursor() as cur:
@@ -138,6 +140,25 @@ class MySqlInbox:
         """Close the connections (a later call reconnects)."""
         self._reader.close()
         self._writer.close()
+
+
+class _WallTexts:
+    """Aware times as the AODB's wall-clock text (``local_naive``, ISO with a space),
+    memoised for one backfill: a batch shares its processing time and many send times,
+    and PyMySQL escapes a ``datetime`` field by field in Python (a third of the backfill's
+    CPU when measured). MySQL reads the text into the DATETIME column exactly."""
+
+    def __init__(self, zone: ZoneInfo) -> None:
+        self._zone = zone
+        self._texts: dict[datetime, str] = {}
+
+    def __call__(self, value: datetime | None) -> str | None:
+        if value is None:
+            return None
+        text = self._texts.get(value)
+        if text is None:
+            text = self._texts[value] = str(local_naive(value, self._zone))  # ISO, " " sep
+        return text
 
 
 def _text(value: object) -> str:

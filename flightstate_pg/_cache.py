@@ -28,7 +28,7 @@ __all__ = ["StateCache"]
 Stamp = tuple[int, datetime | None, int | None]
 _STAMPS: Final = (
     "SELECT FLID, STATE_VERSION, UPDATED_AT, LAST_MESSAGE_ID FROM FLIGHT_SCHD "
-    "WHERE FLID = ANY(%s)"
+    "WHERE FLID = ANY(%b)"
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
-from itertools import compress, repeat
+from itertools import compress, islice, repeat
 from operator import is_not
 from typing import Any, Final
 from zoneinfo import ZoneInfo
@@ -154,20 +154,30 @@ def validate(state: FlightState, stored: FlightState | None = None) -> None:
         raise PermanentError(f"{state.flid}: unknown document codes {unknown}")
     unchanged = {} if stored is None else stored.collections
     for code, items in state.collections.items():
-        if unchanged.get(code) is not items:
-            _validate_items(state.flid, code, items)
+        before = unchanged.get(code)
+        if before is not items:
+            _validate_items(state.flid, code, items, _kept_prefix(before, items))
     for code, doc in state.documents.items():
         if not doc:
             raise PermanentError(f"{state.flid}/{code}: empty document (absent is the form)")
 
 
-def _validate_items(flid: str, code: str, items: Sequence[Item]) -> None:
+def _kept_prefix(before: Sequence[Item] | None, items: Sequence[Item]) -> int:
+    """How many leading items are those already stored (an append keeps them all): they
+    were checked when stored, so only the items after them are walked. Comparing the
+    tuples is a C loop over mostly identical objects."""
+    if not before or len(before) > len(items) or items[: len(before)] != before:
+        return 0
+    return len(before)
+
+
+def _validate_items(flid: str, code: str, items: Sequence[Item], checked: int = 0) -> None:
     index = _CHILD_INDEX.get(code)
     if index is None:
         raise PermanentError(f"{flid}: unknown collection {code!r}")
     if not items:
         raise PermanentError(f"{flid}/{code}: empty collection (absent is the normal form)")
-    for position, item in enumerate(items, 1):
+    for position, item in enumerate(islice(items, checked, None), checked + 1):
         if item.ordinal != position:
             raise PermanentError(f"{flid}/{code}: ordinal {item.ordinal} at position {position}")
         last = -1

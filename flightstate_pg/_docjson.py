@@ -29,11 +29,26 @@ def _encode_value(value: DocValue) -> str:
     return "[" + ",".join(_encode_item(item) for item in value) + "]"
 
 
+# Texts by identity of the document's tuple (frozen items never change; the entry keeps
+# the tuple alive, so its id is not reused while cached): a FLOP rarely touches a
+# document, yet every save writes the flight's whole main row. Emptied when full.
+_TEXTS: dict[int, tuple[tuple[DocItem, ...], str]] = {}
+_TEXTS_LIMIT = 8192
+
+
 def encode_document(items: tuple[DocItem, ...] | None) -> str | None:
     """JSON text of a document, None when absent."""
     if items is None:
         return None
-    return _encode_value(items)
+    entry = _TEXTS.get(id(items))
+    if entry is not None and entry[0] is items:
+        return entry[1]
+    text = _encode_value(items)
+    if type(items) is tuple:
+        if len(_TEXTS) >= _TEXTS_LIMIT:
+            _TEXTS.clear()
+        _TEXTS[id(items)] = (items, text)
+    return text
 
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> DocItem:

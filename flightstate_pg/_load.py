@@ -29,9 +29,9 @@ Conn = psycopg.Connection[Any]
 #: Loads of at least this many flights pause the cyclic collector (``collector_paused``).
 _BULK_LOAD: Final = 200
 #: (main WHERE, detail WHERE) for a list of FLIDs.
-BY_FLIDS = ("WHERE FLID = ANY(%s)", "WHERE FLID = ANY(%s)")
+BY_FLIDS = ("WHERE FLID = ANY(%b)", "WHERE FLID = ANY(%b)")
 # A flight is not its own codeshare.
-_CODESHARES_OF = "SELECT FLID FROM FLIGHT_SCHD WHERE MAID = ANY(%s) AND MAID <> FLID ORDER BY FLID"
+_CODESHARES_OF = "SELECT FLID FROM FLIGHT_SCHD WHERE MAID = ANY(%b) AND MAID <> FLID ORDER BY FLID"
 
 
 def fetch_states(

@@ -96,7 +96,7 @@ def _detail_sql(table: DetailTable) -> DetailSql:
         f"INSERT INTO {table.name} ({', '.join(write)}) "  # noqa: S608 - layout identifiers
         f"VALUES ({_placeholders(len(write))})",
         CopyTarget(table.name, write, table.name),
-        f"DELETE FROM {table.name} WHERE FLID = ANY(%s)",  # noqa: S608
+        f"DELETE FROM {table.name} WHERE FLID = ANY(%b)",  # noqa: S608
         f"SELECT {', '.join(read)} FROM {table.name} ",  # noqa: S608
         ", ".join(keys),
     )

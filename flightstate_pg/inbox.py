@@ -50,8 +50,8 @@ _BACKFILL = (
     " CMINMSGS_SUBSYSTEM_NAME = v.name, CMINMSGS_SUBSYSTEM_SEQUENCE = v.seq,"
     " CMINMSGS_SUBSYSTEM_DATE_SENT = v.sent, CMINMSGS_SUBSYSTEM_TYPE = v.type,"
     " CMINMSGS_SUBSYSTEM_SUBTYPE = v.subtype"
-    " FROM unnest(%s::timestamp[], %s::text[], %s::text[], %s::integer[], %s::timestamp[],"
-    " %s::text[], %s::text[], %s::bigint[]) AS v(processed, status, name, seq, sent, type,"
+    " FROM unnest(%b::timestamp[], %b::text[], %b::text[], %b::integer[], %b::timestamp[],"
+    " %b::text[], %b::text[], %b::bigint[]) AS v(processed, status, name, seq, sent, type,"
     " subtype, id) WHERE t.CMINMSGS_ID = v.id"
 )
 _INSERT = (

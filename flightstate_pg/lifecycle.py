@@ -96,7 +96,7 @@ def locked_transaction(store: PgStore, epoch: int | None) -> Iterator[tuple[PgTr
 
 def _evidence_sql() -> str:
     codes = " OR ".join(f"{code} <> ''" for code in sorted(TERMINAL_EVIDENCE_SCALARS))
-    return f"(STATE = 'DELETED' OR {codes} OR FTSS = ANY(%s) OR {_QUIET})"
+    return f"(STATE = 'DELETED' OR {codes} OR FTSS = ANY(%b) OR {_QUIET})"
 
 
 _QUIET: Final = "COALESCE(UPDATED_AT, CREATED_AT) IS NULL OR COALESCE(UPDATED_AT, CREATED_AT) <= %s"
@@ -155,7 +155,7 @@ def _archive_sql(table: str, columns: tuple[str, ...]) -> str:
     listed = ", ".join(columns)
     return (
         f"INSERT INTO {table}_HIST ({listed}, ARCHIVED_AT) "  # noqa: S608 - layout names
-        f"SELECT {listed}, %s FROM {table} WHERE FLID = ANY(%s)"
+        f"SELECT {listed}, %s FROM {table} WHERE FLID = ANY(%b)"
     )
 
 
@@ -166,7 +166,7 @@ _TABLES: Final = (
 _ARCHIVE: Final = tuple((name, _archive_sql(name, columns)) for name, columns in _TABLES)
 # Details before the main row (the FK cascade would hide their counts).
 _DELETE: Final = tuple(
-    (name, f"DELETE FROM {name} WHERE FLID = ANY(%s)")  # noqa: S608 - layout names
+    (name, f"DELETE FROM {name} WHERE FLID = ANY(%b)")  # noqa: S608 - layout names
     for name, _ in reversed(_TABLES)
 )
 

@@ -161,3 +161,33 @@ def test_fast_renderer_equals_the_plain_json_of_the_wire_object(history: list[St
         expected = to_json(wire_object(state, CONFIG))
         assert wire(state, CONFIG) == expected
         assert wire(state, CONFIG) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(history=histories(max_size=20))
+def test_every_version_renders_as_its_wire_object(history: list[Step]) -> None:
+    """The renderer keeps each flight's last scalar text and re-renders only the codes that
+    changed; rendering every intermediate version in order (sets, changes and clears of
+    scalars, exception parts included) must still give the plain JSON of each state."""
+    store = MemoryStore()
+    for number, step in enumerate(history, 1):
+        if step.message is None:
+            continue
+        row = InboxRow(number, "<decoded/>", None)
+        process_message(store, row, CONFIG, now=NOW, epoch=None, decoded=step.message)
+        for state in store.iter_flights():
+            assert wire(state, CONFIG) == to_json(wire_object(state, CONFIG))
+
+
+def test_a_scalars_dict_changed_after_rendering_is_rendered_anew() -> None:
+    """The renderer remembers a copy of the scalars it showed, so a caller that changes its
+    dict in place (states are meant to be immutable, but nothing enforces it) still gets
+    the text of what the dict holds now."""
+    codes = [spec.code for spec in SCALARS.values() if spec.code != "MAID"][:3]
+    state = flight("RENDER-1", **{codes[0]: "A", codes[1]: "B"})
+    first = wire(state, CONFIG)
+    assert first == to_json(wire_object(state, CONFIG))
+    state.scalars[codes[0]] = "Z"  # type: ignore[index]
+    del state.scalars[codes[1]]  # type: ignore[attr-defined]
+    state.scalars[codes[2]] = "C"  # type: ignore[index]
+    assert wire(state, CONFIG) == to_json(wire_object(state, CONFIG)) != first

@@ -51,5 +51,25 @@ def test_only_collections_changed_since_stored_are_walked() -> None:
     assert copy == unstorable
     assert copy is not unstorable
     equal_copy = attrs.evolve(changed, collections={**changed.collections, "GTDT": copy})
-    with pytest.raises(PermanentError, match="GTDT: ordinal 5"):
-        validate(equal_copy, stored)  # equal but not the same object: walked
+    validate(equal_copy, stored)  # equal to what is stored: its items were checked then
+
+
+def test_an_append_walks_only_the_items_after_the_stored_ones() -> None:
+    # The stored GTDT could never have been stored (ordinal 5 first): a new state that
+    # keeps it as a prefix is refused only for what it adds, so the test can tell which
+    # items were walked.
+    unstorable = (Item.of(5, "1", {"GATE": "G1"}),)
+    stored = flight("F1", collections={"GTDT": unstorable})
+
+    def with_gates(items: tuple[Item, ...]) -> object:
+        return attrs.evolve(stored, collections={"GTDT": items})
+
+    validate(with_gates((*unstorable, Item.of(2, "2", {"GATE": "G2"}))), stored)
+    with pytest.raises(PermanentError, match="GTDT: ordinal 7 at position 2"):
+        validate(with_gates((*unstorable, Item.of(7, "2", {"GATE": "G2"}))), stored)
+    appended = (Item.of(2, "2", {"GATE": "G2"}), Item(3, "3", (("PGOT", "x"), ("GATE", "G"))))
+    with pytest.raises(PermanentError, match=r"GTDT\[3\]: child 'GATE' unknown or out of"):
+        validate(with_gates((*unstorable, *appended)), stored)
+    changed_prefix = (Item.of(5, "1", {"GATE": "G9"}), Item.of(2, "2", {"GATE": "G2"}))
+    with pytest.raises(PermanentError, match="GTDT: ordinal 5 at position 1"):
+        validate(with_gates(changed_prefix), stored)  # the stored items changed: all walked
