@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import date, time
 
 import pytest
@@ -145,6 +146,16 @@ def test_operation_day_cutover(raw: str, cutover: str, expected: date) -> None:
     assert operation_day(Set(raw), config) == expected
 
 
+def _replayed(history: list[Step]) -> Iterator[MemoryStore]:
+    """The store after each message of *history* is applied."""
+    store = MemoryStore()
+    for number, step in enumerate(history, 1):
+        if step.message is not None:
+            row = InboxRow(number, "<decoded/>", None)
+            process_message(store, row, CONFIG, now=NOW, epoch=None, decoded=step.message)
+            yield store
+
+
 @settings(max_examples=60, deadline=None)
 @given(history=histories(max_size=20))
 def test_fast_renderer_equals_the_plain_json_of_the_wire_object(history: list[Step]) -> None:
@@ -152,11 +163,8 @@ def test_fast_renderer_equals_the_plain_json_of_the_wire_object(history: list[St
     must give the same bytes for every state a random history produces (and twice in a row,
     so the renderer's caches cannot change the output)."""
     store = MemoryStore()
-    for number, step in enumerate(history, 1):
-        if step.message is None:
-            continue
-        row = InboxRow(number, "<decoded/>", None)
-        process_message(store, row, CONFIG, now=NOW, epoch=None, decoded=step.message)
+    for store in _replayed(history):  # noqa: B007 - the final store is what is checked
+        pass
     for state in store.iter_flights():
         expected = to_json(wire_object(state, CONFIG))
         assert wire(state, CONFIG) == expected
@@ -169,12 +177,7 @@ def test_every_version_renders_as_its_wire_object(history: list[Step]) -> None:
     """The renderer keeps each flight's last scalar text and re-renders only the codes that
     changed; rendering every intermediate version in order (sets, changes and clears of
     scalars, exception parts included) must still give the plain JSON of each state."""
-    store = MemoryStore()
-    for number, step in enumerate(history, 1):
-        if step.message is None:
-            continue
-        row = InboxRow(number, "<decoded/>", None)
-        process_message(store, row, CONFIG, now=NOW, epoch=None, decoded=step.message)
+    for store in _replayed(history):
         for state in store.iter_flights():
             assert wire(state, CONFIG) == to_json(wire_object(state, CONFIG))
 
