@@ -143,21 +143,24 @@ class MySqlInbox:
 
 
 class _WallTexts:
-    """Aware times as the AODB's wall-clock text (``local_naive``, ISO with a space),
-    memoised for one backfill: a batch shares its processing time and many send times,
-    and PyMySQL escapes a ``datetime`` field by field in Python (a third of the backfill's
-    CPU when measured). MySQL reads the text into the DATETIME column exactly."""
+    """Times as the AODB's wall-clock text (``local_naive``, ISO with a space), memoised
+    for one backfill by identity (a batch stamps its intents with one processing time;
+    equality would merge the two instants of a DST fold). PyMySQL escapes a ``datetime``
+    field by field in Python, a third of the backfill's CPU when measured; MySQL reads
+    the text into the DATETIME column exactly."""
 
     def __init__(self, zone: ZoneInfo) -> None:
         self._zone = zone
-        self._texts: dict[datetime, str] = {}
+        self._texts: dict[int, tuple[datetime, str]] = {}
 
     def __call__(self, value: datetime | None) -> str | None:
         if value is None:
             return None
-        text = self._texts.get(value)
-        if text is None:
-            text = self._texts[value] = str(local_naive(value, self._zone))  # ISO, " " sep
+        entry = self._texts.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        text = str(local_naive(value, self._zone))  # ISO with a space, whole seconds
+        self._texts[id(value)] = (value, text)
         return text
 
 

@@ -11,7 +11,7 @@ reads that never modify a row, and an idempotent backfill that never touches the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from flightstate_core.decision import Outcome
@@ -122,6 +122,25 @@ class InboxContract:
         assert first["SUBSYSTEM_SEQUENCE"] == 345935
         assert first["SUBSYSTEM_DATE_SENT"] == datetime(2018, 11, 5, 22, 31, 26)
         assert first["CLOB_MSG"] == "<MSG>1</MSG>"
+
+    def test_backfill_writes_each_rows_own_local_times(self, inbox_harness: InboxHarness) -> None:
+        """Intents share one processing time object and carry aware send times in another
+        zone: each row gets its own send time as airport wall clock, whole seconds."""
+        ids = inbox_harness.insert([f"<MSG>{n}</MSG>" for n in range(3)])
+        sent = [datetime(2026, 3, 1, 23, 59, 58, 999_999, tzinfo=UTC) + timedelta(seconds=n)
+                for n in range(3)]  # fmt: skip
+        intents = [
+            BackfillIntent(message_id=mid, status=Outcome.SUCCEEDED, processed_at=_PROCESSED,
+                           subsystem_date_sent=at)
+            for mid, at in zip(ids, sent, strict=True)
+        ]  # fmt: skip
+        inbox_harness.inbox.backfill(intents)
+        rows = [inbox_harness.row(mid) for mid in ids]
+        assert [row["SUBSYSTEM_DATE_SENT"] for row in rows] == [
+            datetime(2026, 3, 2, 7, 59, 58), datetime(2026, 3, 2, 7, 59, 59),
+            datetime(2026, 3, 2, 8, 0, 0),
+        ]  # fmt: skip
+        assert {row["DATE_PROCESSED"] for row in rows} == {_PROCESSED_LOCAL}
 
     def test_backfill_is_idempotent(self, inbox_harness: InboxHarness) -> None:
         (mid,) = inbox_harness.insert(["<MSG>1</MSG>"])
