@@ -10,7 +10,8 @@ Driver errors become core errors through the package's one choke point
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -109,22 +110,17 @@ class PgInbox:
         local_tz: ZoneInfo | str = "Asia/Shanghai",
         connect_timeout: int = 5,
     ) -> None:
-        self._dsn = dsn
-        self._timeout = connect_timeout
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
         self._select = sql.SQL(_SELECT).format(table=_ident(table))
         self._backfill = sql.SQL(_BACKFILL).format(table=_ident(table))
         # Two connections: the pump reads ahead on one while it backfills on the other.
-        self._conns: dict[str, psycopg.Connection[Any] | None] = {"read": None, "write": None}
+        self._reader = _LazyConnection(dsn, connect_timeout)
+        self._writer = _LazyConnection(dsn, connect_timeout)
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
-        with translated():
-            try:
-                rows = self._connection("read").execute(self._select, (cursor, limit)).fetchall()
-            except BaseException:
-                self._drop("read")
-                raise
+        with translated(), self._reader.use() as conn:
+            rows = conn.execute(self._select, (cursor, limit)).fetchall()
         return [InboxRow(int(r[0]), str(r[1]), local_aware(r[2], self._tz)) for r in rows]
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
@@ -132,28 +128,41 @@ class PgInbox:
         if not intents:
             return
         params = [backfill_values(intent, self._tz, _INT4) for intent in intents]
-        with translated():
-            try:
-                columns = [list(column) for column in zip(*params, strict=True)]
-                self._connection("write").execute(self._backfill, columns)
-            except BaseException:
-                self._drop("write")
-                raise
+        columns = [list(column) for column in zip(*params, strict=True)]
+        with translated(), self._writer.use() as conn:
+            conn.execute(self._backfill, columns)
 
     def close(self) -> None:
         """Close the connections (a later call reconnects)."""
-        self._drop("read")
-        self._drop("write")
+        self._reader.close()
+        self._writer.close()
 
-    def _connection(self, role: str) -> psycopg.Connection[Any]:
-        conn = self._conns[role]
-        if conn is None or conn.closed:
-            conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._timeout)
-            self._conns[role] = conn
-        return conn
 
-    def _drop(self, role: str) -> None:
-        conn, self._conns[role] = self._conns[role], None
+class _LazyConnection:
+    """One autocommit connection, opened on first use; a failure inside ``use`` drops it,
+    so the next call reconnects (the pump retries)."""
+
+    def __init__(self, dsn: str, connect_timeout: int) -> None:
+        self._dsn = dsn
+        self._timeout = connect_timeout
+        self._conn: psycopg.Connection[Any] | None = None
+
+    @contextlib.contextmanager
+    def use(self) -> Iterator[psycopg.Connection[Any]]:
+        """The connection, opened if needed."""
+        try:
+            if self._conn is None or self._conn.closed:
+                self._conn = psycopg.connect(
+                    self._dsn, autocommit=True, connect_timeout=self._timeout
+                )
+            yield self._conn
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the connection (a later ``use`` reconnects)."""
+        conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
 

@@ -88,10 +88,9 @@ class NamedFlids:
 
 def named_flids(message: Message) -> NamedFlids:
     """The FLIDs *message* names by itself (see ``NamedFlids``)."""
-    records = _records(message)
-    own = tuple(dict.fromkeys(record.flid for record in records))
+    own = tuple(message_flids(message))
     wanted = set(own)
-    for record in records:
+    for record in _records(message):
         maid = record.scalars.get("MAID")
         if isinstance(maid, Set) and maid.raw:
             wanted.add(maid.raw)
