@@ -12,14 +12,14 @@ Quirks (MariaDB/MySQL):
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pymysql
 
+from flightstate_core.lazy import LazyConnection
 from flightstate_core.operations import backfill_values, local_aware, local_naive
 from flightstate_core.records import BackfillIntent, InboxRow
 from flightstate_mysql._errors import mysql_errors
@@ -51,34 +51,16 @@ _BACKFILL_CHUNK = 500
 _MEDIUMINT = range(-8_388_608, 8_388_608)  # CMINMSGS_SUBSYSTEM_SEQUENCE mediumint
 
 
-class MySqlConnection:
+class MySqlConnection(LazyConnection["Connection"]):
     """One lazily opened autocommit connection to the AODB's MySQL (``cminmsgs`` and
     ``coutmsgs`` adapters): any failed call drops it, and the next call reconnects."""
 
     def __init__(self, dsn: str, *, connect_timeout: int, read_timeout: int) -> None:
-        self._kwargs: dict[str, Any] = parse_mysql_dsn(dsn)
-        self._kwargs.setdefault("connect_timeout", connect_timeout)
-        self._kwargs.setdefault("read_timeout", read_timeout)
-        self._kwargs.setdefault("write_timeout", read_timeout)
-        self._conn: Connection | None = None
-
-    @contextlib.contextmanager
-    def use(self) -> Iterator[Connection]:
-        """The connection (opened if needed); an exception inside drops it."""
-        try:
-            if self._conn is None:
-                self._conn = pymysql.connect(autocommit=True, **self._kwargs)
-            yield self._conn
-        except BaseException:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        """Close the connection (a later ``use`` reconnects)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):  # already broken; closing is best effort
-                conn.close()
+        kwargs: dict[str, Any] = parse_mysql_dsn(dsn)
+        kwargs.setdefault("connect_timeout", connect_timeout)
+        kwargs.setdefault("read_timeout", read_timeout)
+        kwargs.setdefault("write_timeout", read_timeout)
+        super().__init__(lambda: pymysql.connect(autocommit=True, **kwargs))
 
 
 def plain_table(table: str) -> str:

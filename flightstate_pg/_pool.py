@@ -16,7 +16,9 @@ from typing import Any, Protocol
 import psycopg
 from psycopg import pq
 
-__all__ = ["ConnectionSource", "SimplePool", "prepare"]
+from flightstate_core.lazy import LazyConnection
+
+__all__ = ["ConnectionSource", "SimplePool", "lazy_connection", "prepare"]
 
 Conn = psycopg.Connection[Any]
 
@@ -89,3 +91,13 @@ class SimplePool:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+def lazy_connection(dsn: str, connect_timeout: int) -> LazyConnection[Conn]:
+    """One autocommit connection outside the store's pool (the lease and the inbox table
+    keep theirs apart from the store's transactions), opened on first use and reopened
+    after a failure or when the server closed it."""
+    return LazyConnection(
+        lambda: psycopg.connect(dsn, autocommit=True, connect_timeout=connect_timeout),
+        usable=lambda conn: not conn.closed,
+    )

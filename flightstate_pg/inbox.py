@@ -10,8 +10,7 @@ Driver errors become core errors through the package's one choke point
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -22,6 +21,7 @@ from psycopg import sql
 from flightstate_core.operations import backfill_values, local_aware
 from flightstate_core.records import BackfillIntent, InboxRow
 from flightstate_pg._errors import translated
+from flightstate_pg._pool import lazy_connection
 
 __all__ = ["PgInbox", "create_inbox_table", "insert_messages"]
 
@@ -114,8 +114,8 @@ class PgInbox:
         self._select = sql.SQL(_SELECT).format(table=_ident(table))
         self._backfill = sql.SQL(_BACKFILL).format(table=_ident(table))
         # Two connections: the pump reads ahead on one while it backfills on the other.
-        self._reader = _LazyConnection(dsn, connect_timeout)
-        self._writer = _LazyConnection(dsn, connect_timeout)
+        self._reader = lazy_connection(dsn, connect_timeout)
+        self._writer = lazy_connection(dsn, connect_timeout)
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
@@ -136,35 +136,6 @@ class PgInbox:
         """Close the connections (a later call reconnects)."""
         self._reader.close()
         self._writer.close()
-
-
-class _LazyConnection:
-    """One autocommit connection, opened on first use; a failure inside ``use`` drops it,
-    so the next call reconnects (the pump retries)."""
-
-    def __init__(self, dsn: str, connect_timeout: int) -> None:
-        self._dsn = dsn
-        self._timeout = connect_timeout
-        self._conn: psycopg.Connection[Any] | None = None
-
-    @contextlib.contextmanager
-    def use(self) -> Iterator[psycopg.Connection[Any]]:
-        """The connection, opened if needed."""
-        try:
-            if self._conn is None or self._conn.closed:
-                self._conn = psycopg.connect(
-                    self._dsn, autocommit=True, connect_timeout=self._timeout
-                )
-            yield self._conn
-        except BaseException:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        """Close the connection (a later ``use`` reconnects)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
 
 
 def _local_now(zone: str) -> datetime:

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
-
 from flightstate_pg._errors import translated
+from flightstate_pg._pool import lazy_connection
 
 __all__ = ["PgLeaderLease"]
 
@@ -48,10 +47,8 @@ class PgLeaderLease:
     """``LeaderLease`` on PostgreSQL's PIPELINE_LOCK row (own autocommit connection)."""
 
     def __init__(self, dsn: str, *, lock_name: str = "pipeline", connect_timeout: int = 5):
-        self._dsn = dsn
         self._name = lock_name
-        self._timeout = connect_timeout
-        self._conn: psycopg.Connection[Any] | None = None
+        self._db = lazy_connection(dsn, connect_timeout)
 
     def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
         """Take or renew the lease for *ttl_seconds*; the epoch if we lead, else None."""
@@ -70,22 +67,9 @@ class PgLeaderLease:
 
     def close(self) -> None:
         """Close the connection (a later call reconnects)."""
-        self._drop()
+        self._db.close()
 
     def _run(self, query: str, params: dict[str, object]) -> Any:
-        with translated():
-            try:
-                if self._conn is None or self._conn.closed:
-                    self._conn = psycopg.connect(
-                        self._dsn, autocommit=True, connect_timeout=self._timeout
-                    )
-                cur = self._conn.execute(query, params)
-                return cur.fetchone() if cur.description else None
-            except BaseException:
-                self._drop()
-                raise
-
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+        with translated(), self._db.use() as conn:
+            cur = conn.execute(query, params)
+            return cur.fetchone() if cur.description else None
