@@ -13,10 +13,11 @@ PYTHON = "3.11"
 ROOT = Path(__file__).parent
 # Loads a bench script without running its `if __name__ == "__main__"` block, then calls its
 # main() once: works whether or not a script has that guard. Both the repo root and
-# benchmarks/ are importable, as they would be for `python benchmarks/bench_x.py`.
+# benchmarks/ are importable, as they would be for `python benchmarks/bench_x.py`, and
+# sys.argv is the script's alone, so its argparse sees no arguments and takes its defaults.
 RUN_BENCH = (
-    "import runpy, sys; sys.path[:0] = ['benchmarks', '.']; "
-    "runpy.run_path(sys.argv[1])['main']()"
+    "import runpy, sys; sys.path[:0] = ['benchmarks', '.']; sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0])['main']()"
 )
 
 

@@ -112,6 +112,17 @@ def bench_pump(
         _drop_pg(pg)
 
 
+def machine_line() -> str:
+    """This boot's speed (see ``benchmarks/machine.py``), measured in a throwaway database."""
+    from machine import describe  # noqa: PLC0415  (benchmarks/ is on the path, as for nox)
+
+    pg = _fresh_pg()
+    try:
+        return describe(pg)
+    finally:
+        _drop_pg(pg)
+
+
 def mysql_inbox(raws: list[str]) -> Callable[[str], tuple[Inbox, Callable[[], None]]]:
     """A fresh MariaDB database holding the backlog in cminmsgs."""
 
@@ -152,6 +163,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="CPython's default collector settings instead of the runner's")
     args = parser.parse_args(argv)
     raws = flop_backlog(args.messages)
+    machine = machine_line()
     tune_gc_for_throughput()  # as the runner's ``run`` does; --default-gc to compare
     if args.default_gc:
         gc.unfreeze()
@@ -165,7 +177,8 @@ def main(argv: list[str] | None = None) -> None:
         results.append(("pump, PG inbox, backfilled", pg_s, pg_done))
     n = len(raws)
     collector = "CPython default" if args.default_gc else "tuned as the runner's (gen0 50,000)"
-    print(f"\nflop_backlog({n}), batch {args.batch}, durable commits, GC {collector}\n")
+    print(f"\nflop_backlog({n}), batch {args.batch}, durable commits, GC {collector}")
+    print(f"{machine}\n")
     print(f"{'measurement':34} {'seconds':>9} {'msg/s':>9} {'vs raw':>7}")
     for name, seconds, done in results:
         assert done == n, (name, done)

@@ -1,0 +1,56 @@
+"""`nox -s bench` runs each benchmark script's main() through noxfile.RUN_BENCH.
+
+The launcher once handed the script's path to the script's own argparse, so every
+benchmark with options stopped with "unrecognized arguments" before measuring anything.
+"""
+
+from __future__ import annotations
+
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+
+SCRIPT = '''
+import argparse, sys
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    print(f"rounds={args.rounds} argv0={sys.argv[0]}")
+'''
+
+
+def run_bench() -> str:
+    namespace = runpy.run_path(str(ROOT / "noxfile.py"))
+    value = namespace["RUN_BENCH"]
+    assert isinstance(value, str)
+    return value
+
+
+def test_launcher_runs_main_with_the_scripts_defaults(tmp_path: Path) -> None:
+    script = tmp_path / "bench_probe.py"
+    script.write_text(SCRIPT)
+    result = subprocess.run(
+        [sys.executable, "-c", run_bench(), str(script)],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"rounds=3 argv0={script}"
+
+
+@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda path: path.name)
+def test_every_benchmark_script_has_a_main(script: Path) -> None:
+    # Loaded as the launcher loads it: not as __main__, so nothing measures here.
+    sys.path[:0] = [str(ROOT / "benchmarks")]
+    try:
+        namespace = runpy.run_path(str(script))
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    assert callable(namespace.get("main")), f"{script.name} has no main()"
