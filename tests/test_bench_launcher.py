@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 
-SCRIPT = '''
+SCRIPT = """
 import argparse, sys
 
 def main(argv=None):
@@ -24,7 +24,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     print(f"rounds={args.rounds} argv0={sys.argv[0]}")
-'''
+"""
 
 
 def run_bench() -> str:

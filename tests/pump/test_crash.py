@@ -31,6 +31,7 @@ from tests.pump.harness import (
 pytestmark = [pytest.mark.mysql, pytest.mark.pg, pytest.mark.slow]
 
 DAY_MESSAGES = 5000
+KILLS = 24
 
 
 @pytest.fixture(scope="module")
@@ -79,24 +80,48 @@ def test_sigkill_at_random_points_loses_and_repeats_nothing(
     table = unique_name("crash")
     fill_mysql_inbox(mysql_dsn, table, day)
     rng = random.Random(20261130)
-    kills = 0
-    while kills < 24:
-        holder = "steady" if rng.random() < 0.6 else None  # None: a new holder takes over
-        if rng.random() < 0.5:  # exactly between a commit and its backfill
-            env = {"FS_PUMP_KILL_AFTER_COMMIT": str(rng.randint(1, 6))}
-            proc = start_pump(
-                migrated_pg, mysql_dsn, table, holder=holder, batch=25, ttl=1, env=env
-            )
-            proc.communicate(timeout=300)
-        else:  # anywhere: start-up, mid-transaction, mid-backfill
-            proc = start_pump(migrated_pg, mysql_dsn, table, holder=holder, batch=25, ttl=1)
-            time.sleep(rng.uniform(0.3, 2.5))
-            proc.send_signal(signal.SIGKILL)
-            proc.communicate(timeout=60)
-        kills += proc.returncode == -signal.SIGKILL
+    applied_at_kills: list[int] = []
+    for _ in range(KILLS):
+        proc = _start_and_kill(rng, migrated_pg, mysql_dsn, table)
+        assert proc.returncode == -signal.SIGKILL, "the pump ended before it was killed"
+        applied_at_kills.append(_applied(migrated_pg))
+    # Every kill landed while the day still had messages left to apply, and most of them
+    # after fresh progress (a start-up kill may apply nothing).
+    assert applied_at_kills[-1] < DAY_MESSAGES, applied_at_kills
+    assert len(set(applied_at_kills)) >= KILLS // 2, applied_at_kills
     last = finish(start_pump(migrated_pg, mysql_dsn, table, batch=100, ttl=1))
     assert last["cursor"] == DAY_MESSAGES
     assert_complete(migrated_pg, mysql_dsn, table, reference)
+
+
+def _start_and_kill(
+    rng: random.Random, pg: str, mysql_dsn: str, table: str
+) -> subprocess.Popen[str]:
+    """One pump process, SIGKILLed at one of three kinds of point; returns it ended.
+
+    Mid-run kill points are set by progress, not by time: a pump on a fast machine would
+    otherwise drain the day within the first few kills (it then exits normally, and every
+    later attempt has nothing left to interrupt). A kill lets about 100 messages through on
+    average, so the 24 kills use about half of the day on a machine of any speed.
+    """
+    holder = "steady" if rng.random() < 0.6 else None  # None: a new holder takes over
+    kind = rng.random()
+    if kind < 0.4:  # exactly between a commit and its backfill: the pump kills itself
+        env = {"FS_PUMP_KILL_AFTER_COMMIT": str(rng.randint(1, 6))}
+        proc = start_pump(pg, mysql_dsn, table, holder=holder, batch=25, ttl=1, env=env)
+        proc.communicate(timeout=300)
+        return proc
+    proc = start_pump(pg, mysql_dsn, table, holder=holder, batch=25, ttl=1)
+    try:
+        if kind < 0.55:  # during start-up: imports, connecting, taking the lease
+            time.sleep(rng.uniform(0.05, 0.4))
+        else:  # mid-transaction or mid-backfill, a little after some progress
+            _wait_for_progress(pg, _applied(pg) + rng.randint(10, 100), proc)
+            time.sleep(rng.uniform(0, 0.02))
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    return proc
 
 
 def test_two_pumps_one_applies_then_the_other_takes_over(
@@ -149,6 +174,7 @@ def test_pg_backend_terminated_and_mariadb_restarted_mid_run(
             _terminate_store_backends(migrated_pg)
             time.sleep(0.7)
         _wait_for_progress(migrated_pg, 1200)
+        applied_before_restart = _applied(migrated_pg)
         _restart_mariadb()
         stats = finish(proc, timeout=600)
     finally:
@@ -157,16 +183,30 @@ def test_pg_backend_terminated_and_mariadb_restarted_mid_run(
             proc.kill()
     assert stats["cursor"] == DAY_MESSAGES
     assert stats["transient_errors"] >= 1
+    # The pause after each commit caps the pump at 1,250 msg/s, so the restart is mid-run.
+    assert applied_before_restart < DAY_MESSAGES
     assert_complete(migrated_pg, mysql_dsn, table, reference)
 
 
-def _wait_for_progress(pg: str, count: int) -> None:
+def _applied(pg: str) -> int:
+    with psycopg.connect(pg, autocommit=True) as conn:
+        row = conn.execute("SELECT COUNT(*) FROM PROC_STATE").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _wait_for_progress(
+    pg: str, count: int, proc: subprocess.Popen[str] | None = None, timeout: float = 120
+) -> None:
+    """Until PROC_STATE holds *count* rows; fails if *proc* exits or time runs out first."""
+    deadline = time.monotonic() + timeout
     with psycopg.connect(pg, autocommit=True) as conn:
         while True:
             row = conn.execute("SELECT COUNT(*) FROM PROC_STATE").fetchone()
             if row is not None and row[0] >= count:
                 return
-            time.sleep(0.1)
+            assert proc is None or proc.poll() is None, f"pump exited {proc.returncode}"
+            assert time.monotonic() < deadline, f"no progress to {count} messages"
+            time.sleep(0.01)
 
 
 def _terminate_store_backends(pg: str) -> None:
