@@ -13,6 +13,11 @@ flights, then FLOP updates). Measured side by side, each on a fresh store databa
 
 Commits are durable (``synchronous_commit = on``, InnoDB flush at commit). The default N
 keeps a run under about a minute; the acceptance figure uses ``--messages 100000``.
+
+Each phase runs in a child forked from the same parent (``benchmarks/memory.py``), so its
+peak memory growth is its own; a ``machine:`` line names this boot's speed
+(``benchmarks/machine.py``), since the same code runs at very different rates on different
+boots of this shared machine.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 import pymysql
+from memory import PeakGrowth, forked  # benchmarks/ is on the path, as for nox
 
 import flightstate_pg
 from flightstate_core import service
@@ -64,18 +70,21 @@ def _drop_pg(dsn: str) -> None:
     drop_database(PG_ADMIN, dsn)
 
 
-def bench_raw(raws: list[str], batch: int) -> float:
-    """Seconds for service.process_batch over in-memory rows into a fresh PgStore."""
+def bench_raw(raws: list[str], batch: int) -> tuple[float, float]:
+    """Seconds for service.process_batch over in-memory rows into a fresh PgStore; the
+    peak resident growth in MiB."""
     pg = _fresh_pg()
     config = CoreConfig()
     store = PgStore(pg, config)
     rows = [InboxRow(i + 1, raw, None) for i, raw in enumerate(raws)]
     try:
-        started = time.perf_counter()
-        for start in range(0, len(rows), batch):
-            chunk = rows[start : start + batch]
-            service.process_batch(store, chunk, config, now=datetime.now(UTC), epoch=None)
-        return time.perf_counter() - started
+        with PeakGrowth() as peak:
+            started = time.perf_counter()
+            for start in range(0, len(rows), batch):
+                chunk = rows[start : start + batch]
+                service.process_batch(store, chunk, config, now=datetime.now(UTC), epoch=None)
+            elapsed = time.perf_counter() - started
+        return elapsed, peak.mib
     finally:
         store.close()
         _drop_pg(pg)
@@ -83,8 +92,9 @@ def bench_raw(raws: list[str], batch: int) -> float:
 
 def bench_pump(
     raws: list[str], batch: int, make_inbox: Callable[[str], tuple[Inbox, Callable[[], None]]]
-) -> tuple[float, int]:
-    """Seconds until every row is committed and backfilled; rows backfilled."""
+) -> tuple[float, int, float]:
+    """Seconds until every row is committed and backfilled; rows backfilled; the peak
+    resident growth in MiB (the inbox's rows live in its database, not here)."""
     pg = _fresh_pg()
     config = CoreConfig()
     store = PgStore(pg, config)
@@ -101,11 +111,12 @@ def bench_pump(
                 retry=Backoff(0.01, 0.5), backfill_batch=max(500, batch),
             ),
         )  # fmt: skip
-        started = time.perf_counter()
-        stats = pump.run()
-        elapsed = time.perf_counter() - started
+        with PeakGrowth() as peak:
+            started = time.perf_counter()
+            stats = pump.run()
+            elapsed = time.perf_counter() - started
         assert stats.processed == len(raws), stats
-        return elapsed, stats.backfilled
+        return elapsed, stats.backfilled, peak.mib
     finally:
         store.close()
         cleanup()
@@ -168,22 +179,25 @@ def main(argv: list[str] | None = None) -> None:
     if args.default_gc:
         gc.unfreeze()
         gc.set_threshold(700, 10, 10)
-    raw_s = bench_raw(raws, args.batch)
-    my_s, my_done = bench_pump(raws, args.batch, mysql_inbox(raws))
-    results = [("store raw apply (process_batch)", raw_s, len(raws)),
-               ("pump, MariaDB inbox, backfilled", my_s, my_done)]  # fmt: skip
+    # Each phase in its own forked child, so that its peak memory is its own.
+    raw_s, raw_mib = forked(bench_raw, raws, args.batch)
+    my_s, my_done, my_mib = forked(bench_pump, raws, args.batch, mysql_inbox(raws))
+    results = [("store raw apply (process_batch)", raw_s, len(raws), raw_mib),
+               ("pump, MariaDB inbox, backfilled", my_s, my_done, my_mib)]  # fmt: skip
     if not args.skip_pg_inbox:
-        pg_s, pg_done = bench_pump(raws, args.batch, pg_inbox(raws))
-        results.append(("pump, PG inbox, backfilled", pg_s, pg_done))
+        pg_s, pg_done, pg_mib = forked(bench_pump, raws, args.batch, pg_inbox(raws))
+        results.append(("pump, PG inbox, backfilled", pg_s, pg_done, pg_mib))
     n = len(raws)
     collector = "CPython default" if args.default_gc else "tuned as the runner's (gen0 50,000)"
     print(f"\nflop_backlog({n}), batch {args.batch}, durable commits, GC {collector}")
     print(f"{machine}\n")
-    print(f"{'measurement':34} {'seconds':>9} {'msg/s':>9} {'vs raw':>7}")
-    for name, seconds, done in results:
+    print(f"{'measurement':34} {'seconds':>9} {'msg/s':>9} {'vs raw':>7} {'peak RSS':>10}")
+    for name, seconds, done, mib in results:
         assert done == n, (name, done)
-        print(f"{name:34} {seconds:9.2f} {n / seconds:9.0f} {raw_s / seconds:7.2f}")
+        print(f"{name:34} {seconds:9.2f} {n / seconds:9.0f} {raw_s / seconds:7.2f} "
+              f"{mib:+7.0f} MiB")  # fmt: skip
     print("\ntarget: >= 2000 msg/s end to end; pump overhead = 1 - (raw time / pump time)")
+    print("peak RSS: the phase's peak resident size minus the size it started from")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`nox -s bench` runs each benchmark script's main() through noxfile.RUN_BENCH.
+"""The benchmark tooling: `nox -s bench`'s launcher and the per-phase memory helpers.
 
 The launcher once handed the script's path to the script's own argparse, so every
 benchmark with options stopped with "unrecognized arguments" before measuring anything.
@@ -6,10 +6,12 @@ benchmark with options stopped with "unrecognized arguments" before measuring an
 
 from __future__ import annotations
 
+import os
 import runpy
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,3 +56,37 @@ def test_every_benchmark_script_has_a_main(script: Path) -> None:
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     assert callable(namespace.get("main")), f"{script.name} has no main()"
+
+
+# ---------------------------------------------------------------- benchmarks/memory.py
+
+
+def _memory_module() -> dict[str, Any]:
+    return runpy.run_path(str(ROOT / "benchmarks" / "memory.py"))
+
+
+def _add(left: int, right: int) -> tuple[int, int]:
+    return left + right, os.getpid()
+
+
+def _fail(name: str) -> None:
+    raise ValueError(f"no such phase: {name}")
+
+
+def test_forked_returns_the_phase_result_from_a_child() -> None:
+    total, pid = _memory_module()["forked"](_add, 2, 3)
+    assert total == 5
+    assert pid != os.getpid()
+
+
+def test_forked_raises_the_childs_failure_with_its_text() -> None:
+    with pytest.raises(RuntimeError, match="_fail failed in its child") as caught:
+        _memory_module()["forked"](_fail, "warm-up")
+    assert "ValueError: no such phase: warm-up" in str(caught.value)
+
+
+def test_peak_growth_sees_memory_held_during_the_phase() -> None:
+    with _memory_module()["PeakGrowth"]() as peak:
+        held = b"x" * (64 * 1024 * 1024)  # written, so every page is resident
+    assert len(held) == 64 * 1024 * 1024
+    assert 60 <= peak.mib < 200
