@@ -23,11 +23,12 @@ boots of this shared machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg
 import pymysql
 from memory import PeakGrowth, forked  # benchmarks/ is on the path, as for nox
+from threads import CpuSampler
 
 import flightstate_pg
 from flightstate_core import service
@@ -70,7 +72,24 @@ def _drop_pg(dsn: str) -> None:
     drop_database(PG_ADMIN, dsn)
 
 
-def bench_raw(raws: list[str], batch: int) -> tuple[float, float]:
+@contextlib.contextmanager
+def cpu_sampling(enabled: bool, dsn: str) -> Iterator[None]:
+    """``--cpu``: a line of CPU per message by thread and server every 5 s of the phase;
+    messages done are PROC_STATE rows, counted over a connection of the sampler's own."""
+    if not enabled:
+        yield
+        return
+    with psycopg.connect(dsn, autocommit=True) as conn:
+
+        def applied() -> int:
+            row = conn.execute("SELECT COUNT(*) FROM PROC_STATE").fetchone()
+            return 0 if row is None else int(row[0])
+
+        with CpuSampler(applied):
+            yield
+
+
+def bench_raw(raws: list[str], batch: int, cpu: bool = False) -> tuple[float, float]:
     """Seconds for service.process_batch over in-memory rows into a fresh PgStore; the
     peak resident growth in MiB."""
     pg = _fresh_pg()
@@ -78,7 +97,7 @@ def bench_raw(raws: list[str], batch: int) -> tuple[float, float]:
     store = PgStore(pg, config)
     rows = [InboxRow(i + 1, raw, None) for i, raw in enumerate(raws)]
     try:
-        with PeakGrowth() as peak:
+        with PeakGrowth() as peak, cpu_sampling(cpu, pg):
             started = time.perf_counter()
             for start in range(0, len(rows), batch):
                 chunk = rows[start : start + batch]
@@ -91,7 +110,10 @@ def bench_raw(raws: list[str], batch: int) -> tuple[float, float]:
 
 
 def bench_pump(
-    raws: list[str], batch: int, make_inbox: Callable[[str], tuple[Inbox, Callable[[], None]]]
+    raws: list[str],
+    batch: int,
+    make_inbox: Callable[[str], tuple[Inbox, Callable[[], None]]],
+    cpu: bool = False,
 ) -> tuple[float, int, float]:
     """Seconds until every row is committed and backfilled; rows backfilled; the peak
     resident growth in MiB (the inbox's rows live in its database, not here)."""
@@ -111,7 +133,7 @@ def bench_pump(
                 retry=Backoff(0.01, 0.5), backfill_batch=max(500, batch),
             ),
         )  # fmt: skip
-        with PeakGrowth() as peak:
+        with PeakGrowth() as peak, cpu_sampling(cpu, pg):
             started = time.perf_counter()
             stats = pump.run()
             elapsed = time.perf_counter() - started
@@ -170,6 +192,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--messages", type=int, default=3000)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--skip-pg-inbox", action="store_true")
+    parser.add_argument("--cpu", action="store_true",
+                        help="every 5 s of each phase, CPU µs per message by thread and server")
     parser.add_argument("--default-gc", action="store_true",
                         help="CPython's default collector settings instead of the runner's")
     args = parser.parse_args(argv)
@@ -180,12 +204,12 @@ def main(argv: list[str] | None = None) -> None:
         gc.unfreeze()
         gc.set_threshold(700, 10, 10)
     # Each phase in its own forked child, so that its peak memory is its own.
-    raw_s, raw_mib = forked(bench_raw, raws, args.batch)
-    my_s, my_done, my_mib = forked(bench_pump, raws, args.batch, mysql_inbox(raws))
+    raw_s, raw_mib = forked(bench_raw, raws, args.batch, args.cpu)
+    my_s, my_done, my_mib = forked(bench_pump, raws, args.batch, mysql_inbox(raws), args.cpu)
     results = [("store raw apply (process_batch)", raw_s, len(raws), raw_mib),
                ("pump, MariaDB inbox, backfilled", my_s, my_done, my_mib)]  # fmt: skip
     if not args.skip_pg_inbox:
-        pg_s, pg_done, pg_mib = forked(bench_pump, raws, args.batch, pg_inbox(raws))
+        pg_s, pg_done, pg_mib = forked(bench_pump, raws, args.batch, pg_inbox(raws), args.cpu)
         results.append(("pump, PG inbox, backfilled", pg_s, pg_done, pg_mib))
     n = len(raws)
     collector = "CPython default" if args.default_gc else "tuned as the runner's (gen0 50,000)"

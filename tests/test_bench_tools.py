@@ -10,6 +10,7 @@ import os
 import runpy
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,21 @@ def test_peak_growth_sees_memory_held_during_the_phase() -> None:
         held = b"x" * (64 * 1024 * 1024)  # written, so every page is resident
     assert len(held) == 64 * 1024 * 1024
     assert 60 <= peak.mib < 200
+
+
+# --------------------------------------------------------------- benchmarks/threads.py
+
+
+def test_thread_cpu_names_this_thread_and_counts_its_work() -> None:
+    thread_cpu = runpy.run_path(str(ROOT / "benchmarks" / "threads.py"))["thread_cpu"]
+    before = thread_cpu()["MainThread"]
+    deadline = time.process_time() + 0.3
+    while time.process_time() < deadline:  # burn CPU on this thread
+        pass
+    assert thread_cpu()["MainThread"] - before >= 0.2
+
+
+def test_cpu_line_gives_rate_and_microseconds_per_message() -> None:
+    cpu_line = runpy.run_path(str(ROOT / "benchmarks" / "threads.py"))["cpu_line"]
+    line = cpu_line(3000, {"apply": 1.0, "idle": 2.0}, {"apply": 1.3, "idle": 2.0}, 0.5, 1000)
+    assert line.split() == ["3000", "done", "4000", "msg/s", "CPU", "µs/msg:", "apply=150"]
