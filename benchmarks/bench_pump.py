@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 import pymysql
-from memory import PeakGrowth, forked  # benchmarks/ is on the path, as for nox
+from machine import describe  # machine, memory, threads: benchmarks/ is on the path,
+from memory import PeakGrowth, forked  # as it is for nox and for `python benchmarks/...`
 from threads import CpuSampler
 
 import flightstate_pg
@@ -147,8 +148,6 @@ def bench_pump(
 
 def machine_line() -> str:
     """This boot's speed (see ``benchmarks/machine.py``), measured in a throwaway database."""
-    from machine import describe  # noqa: PLC0415  (benchmarks/ is on the path, as for nox)
-
     pg = _fresh_pg()
     try:
         return describe(pg)
