@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import threading
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from types import TracebackType
 from typing import Any
+
+from periodic import Periodic  # benchmarks/ is on the path
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _MIB = 1024 * 1024
@@ -28,34 +28,18 @@ def resident_bytes() -> int:
         return int(statm.read().split()[1]) * _PAGE
 
 
-class PeakGrowth:
+class PeakGrowth(Periodic):
     """``with PeakGrowth() as peak: ...`` then ``peak.mib``: the phase's peak growth."""
 
     def __init__(self, interval: float = 0.02) -> None:
-        self._interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, name="bench-rss", daemon=True)
+        super().__init__(interval, "bench-rss")
         self._base = 0
         self._peak = 0
 
-    def __enter__(self) -> PeakGrowth:
-        self._base = self._peak = resident_bytes()
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._peak = max(self._peak, resident_bytes())
-
-    def _sample(self) -> None:
-        while not self._stop.wait(self._interval):
-            self._peak = max(self._peak, resident_bytes())
+    def tick(self) -> None:
+        size = resident_bytes()
+        self._base = self._base or size  # the first tick, on entry
+        self._peak = max(self._peak, size)
 
     @property
     def mib(self) -> float:

@@ -5,15 +5,19 @@ Every few seconds it reads the CPU time (user + system) of this process's thread
 how many messages are done (a count the caller supplies), and prints one line: messages per
 second in the window and, per thread or server, microseconds of CPU per message. Linux only.
 Threads are named by ``threading`` (the pump names its own: ``fs-read-ahead``,
-``fs-backfill``). Reading ``/proc`` every 5 s costs nothing measurable.
+``fs-backfill``). Reading ``/proc`` every 5 s costs nothing measurable. A thread that ends
+within a window is missing from that window's line: its last CPU time died with it (the
+last window of a pump phase, which closes after the pump's threads have stopped).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
-from types import TracebackType
+
+from periodic import Periodic  # benchmarks/ is on the path
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 SERVERS = ("postgres", "mariadbd")
@@ -63,34 +67,17 @@ def cpu_line(done: int, before: dict[str, float], after: dict[str, float], secon
     return f"  {done:>8} done  {count / seconds:7.0f} msg/s  CPU µs/msg: {parts}"
 
 
-class CpuSampler:
+class CpuSampler(Periodic):
     """``with CpuSampler(count): ...`` prints a ``cpu_line`` every *interval* seconds."""
 
     def __init__(self, count: Callable[[], int], interval: float = 5.0) -> None:
+        super().__init__(interval, "bench-cpu")
         self._count = count
-        self._interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="bench-cpu", daemon=True)
+        self._window: tuple[float, int, dict[str, float]] | None = None
 
-    def __enter__(self) -> CpuSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _snapshot(self) -> dict[str, float]:
-        return {**thread_cpu(), **server_cpu()}
-
-    def _run(self) -> None:
-        done, before = self._count(), self._snapshot()
-        while not self._stop.wait(self._interval):
-            now_done, after = self._count(), self._snapshot()
-            print(cpu_line(now_done, before, after, self._interval, done), flush=True)
-            done, before = now_done, after
+    def tick(self) -> None:
+        now, done, cpu = time.perf_counter(), self._count(), {**thread_cpu(), **server_cpu()}
+        if self._window is not None:
+            started, previous, before = self._window
+            print(cpu_line(done, before, cpu, now - started, previous), flush=True)
+        self._window = (now, done, cpu)

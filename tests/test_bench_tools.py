@@ -37,6 +37,15 @@ def run_bench() -> str:
     return value
 
 
+def _bench_module(name: str) -> dict[str, Any]:
+    """A module of benchmarks/, loaded as the scripts load it (benchmarks/ on the path)."""
+    sys.path[:0] = [str(ROOT / "benchmarks")]
+    try:
+        return runpy.run_path(str(ROOT / "benchmarks" / f"{name}.py"))
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
 def test_launcher_runs_main_with_the_scripts_defaults(tmp_path: Path) -> None:
     script = tmp_path / "bench_probe.py"
     script.write_text(SCRIPT)
@@ -51,11 +60,7 @@ def test_launcher_runs_main_with_the_scripts_defaults(tmp_path: Path) -> None:
 @pytest.mark.parametrize("script", BENCHMARKS, ids=lambda path: path.name)
 def test_every_benchmark_script_has_a_main(script: Path) -> None:
     # Loaded as the launcher loads it: not as __main__, so nothing measures here.
-    sys.path[:0] = [str(ROOT / "benchmarks")]
-    try:
-        namespace = runpy.run_path(str(script))
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    namespace = _bench_module(script.stem)
     assert callable(namespace.get("main")), f"{script.name} has no main()"
 
 
@@ -63,7 +68,7 @@ def test_every_benchmark_script_has_a_main(script: Path) -> None:
 
 
 def _memory_module() -> dict[str, Any]:
-    return runpy.run_path(str(ROOT / "benchmarks" / "memory.py"))
+    return _bench_module("memory")
 
 
 def _add(left: int, right: int) -> tuple[int, int]:
@@ -97,7 +102,7 @@ def test_peak_growth_sees_memory_held_during_the_phase() -> None:
 
 
 def test_thread_cpu_names_this_thread_and_counts_its_work() -> None:
-    thread_cpu = runpy.run_path(str(ROOT / "benchmarks" / "threads.py"))["thread_cpu"]
+    thread_cpu = _bench_module("threads")["thread_cpu"]
     before = thread_cpu()["MainThread"]
     deadline = time.process_time() + 0.3
     while time.process_time() < deadline:  # burn CPU on this thread
@@ -106,6 +111,15 @@ def test_thread_cpu_names_this_thread_and_counts_its_work() -> None:
 
 
 def test_cpu_line_gives_rate_and_microseconds_per_message() -> None:
-    cpu_line = runpy.run_path(str(ROOT / "benchmarks" / "threads.py"))["cpu_line"]
+    cpu_line = _bench_module("threads")["cpu_line"]
     line = cpu_line(3000, {"apply": 1.0, "idle": 2.0}, {"apply": 1.3, "idle": 2.0}, 0.5, 1000)
     assert line.split() == ["3000", "done", "4000", "msg/s", "CPU", "µs/msg:", "apply=150"]
+
+
+def test_cpu_sampler_prints_a_window_on_exit(capsys: pytest.CaptureFixture[str]) -> None:
+    done = iter([100, 400])
+    with _bench_module("threads")["CpuSampler"](lambda: next(done), interval=60):
+        pass
+    done_count, done_word, rate, unit = capsys.readouterr().out.split()[:4]
+    assert (done_count, done_word, unit) == ("400", "done", "msg/s")
+    assert float(rate) > 0
