@@ -126,23 +126,25 @@ class MySqlInbox:
 
 class _WallTexts:
     """Times as the AODB's wall-clock text (``local_naive``, ISO with a space), memoised
-    for one backfill by identity (a batch stamps its intents with one processing time;
-    equality would merge the two instants of a DST fold). PyMySQL escapes a ``datetime``
-    field by field in Python, a third of the backfill's CPU when measured; MySQL reads
-    the text into the DATETIME column exactly."""
+    for one backfill. PyMySQL escapes a ``datetime`` field by field in Python, a third of
+    the backfill's CPU when measured; MySQL reads the text into the DATETIME column exactly.
+
+    The memo is by value: intents read back from the store are distinct objects, yet a
+    batch's intents share one processing time and many share a send second. ``fold`` is
+    part of the key because two times that differ only by it compare equal within their
+    zone but are different instants (a DST fold), with different wall times elsewhere."""
 
     def __init__(self, zone: ZoneInfo) -> None:
         self._zone = zone
-        self._texts: dict[int, tuple[datetime, str]] = {}
+        self._texts: dict[tuple[datetime, int], str] = {}
 
     def __call__(self, value: datetime | None) -> str | None:
         if value is None:
             return None
-        entry = self._texts.get(id(value))
-        if entry is not None and entry[0] is value:
-            return entry[1]
-        text = str(local_naive(value, self._zone))  # ISO with a space, whole seconds
-        self._texts[id(value)] = (value, text)
+        key = (value, value.fold)
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = str(local_naive(value, self._zone))  # whole seconds
         return text
 
 
