@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+import timeit
 from collections.abc import Callable
 
 import psycopg
@@ -33,17 +34,11 @@ _XML = (
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 
 
-def _best_rate(work: Callable[[], object], rounds: int = 5, seconds: float = 0.2) -> float:
-    """Calls per second of *work*: the best of *rounds* rounds of about *seconds* each."""
-    best = 0.0
-    for _ in range(rounds):
-        calls, started = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - started) < seconds:
-            for _ in range(100):
-                work()
-            calls += 100
-        best = max(best, calls / elapsed)
-    return best
+def _best_rate(work: Callable[[], object], rounds: int = 5) -> float:
+    """Calls per second of *work*: the best of *rounds* timeit rounds of at least 0.2 s."""
+    timer = timeit.Timer(work)
+    calls, _ = timer.autorange()
+    return calls / min(timer.repeat(repeat=rounds, number=calls))
 
 
 def json_round_trips() -> float:

@@ -67,10 +67,6 @@ def test_every_benchmark_script_has_a_main(script: Path) -> None:
 # ---------------------------------------------------------------- benchmarks/memory.py
 
 
-def _memory_module() -> dict[str, Any]:
-    return _bench_module("memory")
-
-
 def _add(left: int, right: int) -> tuple[int, int]:
     return left + right, os.getpid()
 
@@ -80,19 +76,19 @@ def _fail(name: str) -> None:
 
 
 def test_forked_returns_the_phase_result_from_a_child() -> None:
-    total, pid = _memory_module()["forked"](_add, 2, 3)
+    total, pid = _bench_module("memory")["forked"](_add, 2, 3)
     assert total == 5
     assert pid != os.getpid()
 
 
 def test_forked_raises_the_childs_failure_with_its_text() -> None:
     with pytest.raises(RuntimeError, match="_fail failed in its child") as caught:
-        _memory_module()["forked"](_fail, "warm-up")
+        _bench_module("memory")["forked"](_fail, "warm-up")
     assert "ValueError: no such phase: warm-up" in str(caught.value)
 
 
 def test_peak_growth_sees_memory_held_during_the_phase() -> None:
-    with _memory_module()["PeakGrowth"]() as peak:
+    with _bench_module("memory")["PeakGrowth"]() as peak:
         held = b"x" * (64 * 1024 * 1024)  # written, so every page is resident
     assert len(held) == 64 * 1024 * 1024
     assert 60 <= peak.mib < 200
