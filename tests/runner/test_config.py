@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from examples.fsrunner.config import load_config, redact
 from flightstate_core.errors import ConfigError
+from flightstate_runner.config import load_config, redact
 from tests.runner._cli import run_cli
 
 

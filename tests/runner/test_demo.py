@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from examples.fsrunner.local import broker_available
+from flightstate_runner.local import broker_available
 from tests.runner._cli import REPO, clean_env, runner_argv
 
 pytestmark = pytest.mark.slow

@@ -12,9 +12,6 @@ import pymysql
 import pytest
 
 import flightstate_pg
-from examples.fsrunner.config import RunnerConfig
-from examples.fsrunner.housekeeping import Housekeeping
-from examples.fsrunner.metrics import RunnerMetrics
 from flightstate_core.pump import PumpStats
 from flightstate_core.requests import RequestStatus
 from flightstate_mysql import create_coutmsgs, parse_mysql_dsn
@@ -22,6 +19,9 @@ from flightstate_mysql.outbound import MySqlOutbound
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.requests import request_schedule, request_status
+from flightstate_runner.config import RunnerConfig
+from flightstate_runner.housekeeping import Housekeeping
+from flightstate_runner.metrics import RunnerMetrics
 from tests.fixtures.util import unique_name
 from tests.lifecycle.helpers import CONFIG, NOW, apply, fltr, rows, schd
 

@@ -21,17 +21,17 @@ from typing import Any, TextIO
 import psycopg
 from attrs import evolve
 
-from examples.fsrunner import probes
-from examples.fsrunner.config import RunnerConfig
-from examples.fsrunner.local import LocalBroker, LocalPostgres, broker_available
-from examples.fsrunner.loop import Runner
-from examples.fsrunner.metrics import RunnerMetrics
-from examples.fsrunner.wiring import open_services, provision
 from flightstate_core.traffic import generate_day
 from flightstate_core.tuning import tune_gc_for_throughput
 from flightstate_core.wire import wire_object
 from flightstate_pg import migrate
 from flightstate_pg.inbox import create_inbox_table, insert_messages
+from flightstate_runner import probes
+from flightstate_runner.config import RunnerConfig
+from flightstate_runner.local import LocalBroker, LocalPostgres, broker_available
+from flightstate_runner.loop import Runner
+from flightstate_runner.metrics import RunnerMetrics
+from flightstate_runner.wiring import open_services, provision
 
 __all__ = ["run_demo"]
 
@@ -97,7 +97,7 @@ def _start_broker(stack: ExitStack, progress: Progress) -> str | None:
 
 def _store_figures(dsn: str) -> dict[str, Any]:
     with psycopg.connect(dsn, autocommit=True) as conn:
-        states = dict(conn.execute(
+        states: dict[str, int] = dict(conn.execute(
             "SELECT STATE, count(*) FROM FLIGHT_SCHD GROUP BY STATE ORDER BY STATE").fetchall())
         # Delivered = at or below the dispatch watermark (migration 0004).
         outbox = conn.execute(

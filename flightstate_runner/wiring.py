@@ -11,15 +11,15 @@ from typing import Any
 
 from attrs import define
 
-from examples.fsrunner.config import RunnerConfig
-from examples.fsrunner.metrics import RunnerMetrics
-from examples.fsrunner.observe import MetricsObserver, ObservedProcessor
 from flightstate_core.errors import ConfigError
 from flightstate_core.ports import Inbox
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
+from flightstate_runner.config import RunnerConfig
+from flightstate_runner.metrics import RunnerMetrics
+from flightstate_runner.observe import MetricsObserver, ObservedProcessor
 
 __all__ = [
     "Services",

@@ -20,8 +20,8 @@ import psycopg
 from attrs import asdict, frozen
 from psycopg import sql
 
-from examples.fsrunner.config import RunnerConfig
 from flightstate_core.errors import ConfigError
+from flightstate_runner.config import RunnerConfig
 
 __all__ = [
     "InboxLag",
@@ -154,7 +154,7 @@ def ensure_runner_tables(pg_dsn: str) -> None:
         ]  # fmt: skip
     if missing:
         raise ConfigError(
-            f"tables {', '.join(missing)} are missing: run `python examples/runner.py migrate`"
+            f"tables {', '.join(missing)} are missing: run `flightstate migrate` first"
         )
 
 

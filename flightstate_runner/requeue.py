@@ -27,8 +27,6 @@ from typing import Any, Final
 import psycopg
 from attrs import frozen
 
-from examples.fsrunner.probes import ensure_runner_tables
-from examples.fsrunner.wiring import Services
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import FlightstateError
 from flightstate_core.messages import Message
@@ -37,6 +35,8 @@ from flightstate_core.records import ProcessedMessage
 from flightstate_core.service import AfterSave, process_message
 from flightstate_pg import PgStore
 from flightstate_pg.requests import schedule_response_hook
+from flightstate_runner.probes import ensure_runner_tables
+from flightstate_runner.wiring import Services
 
 __all__ = ["RequeueRefused", "RequeueResult", "requeue"]
 

@@ -15,14 +15,14 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from examples.fsrunner.config import RunnerConfig
-from examples.fsrunner.metrics import RunnerMetrics
 from flightstate_core.lifecycle import RetentionPolicy
 from flightstate_core.pump import PumpStats
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup
 from flightstate_pg.outbox import PgOutbox
 from flightstate_pg.requests import request_status, resend_due
+from flightstate_runner.config import RunnerConfig
+from flightstate_runner.metrics import RunnerMetrics
 
 __all__ = ["Housekeeping"]
 

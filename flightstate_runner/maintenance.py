@@ -15,9 +15,9 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from examples.fsrunner.config import RunnerConfig
-from examples.fsrunner.wiring import require
 from flightstate_core.errors import ConfigError
+from flightstate_runner.config import RunnerConfig
+from flightstate_runner.wiring import require
 
 __all__ = ["register"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from examples.fsrunner.config import RunnerConfig
-from examples.fsrunner.wiring import require
 from flightstate_core.traffic import generate_day
+from flightstate_runner.config import RunnerConfig
+from flightstate_runner.wiring import require
 
 __all__ = ["fill_inbox", "init_inbox"]
 

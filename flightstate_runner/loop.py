@@ -17,14 +17,14 @@ from collections import Counter
 from types import FrameType
 from typing import Any
 
-from examples.fsrunner import probes
-from examples.fsrunner.housekeeping import Housekeeping
-from examples.fsrunner.metrics import RunnerMetrics
-from examples.fsrunner.observe import MetricsObserver
-from examples.fsrunner.wiring import Services, build_dispatcher, build_pump
 from flightstate_core.pump import Pump, PumpStats
 from flightstate_pg import PgStore
 from flightstate_pg.outbox import PgOutbox
+from flightstate_runner import probes
+from flightstate_runner.housekeeping import Housekeeping
+from flightstate_runner.metrics import RunnerMetrics
+from flightstate_runner.observe import MetricsObserver
+from flightstate_runner.wiring import Services, build_dispatcher, build_pump
 
 __all__ = ["Runner"]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples.fsrunner import probes
-from examples.fsrunner.config import RunnerConfig
-from examples.fsrunner.wiring import require
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
 from flightstate_pg.requests import request_status
+from flightstate_runner import probes
+from flightstate_runner.config import RunnerConfig
+from flightstate_runner.wiring import require
 
 __all__ = ["collect", "render"]
 

@@ -177,7 +177,7 @@ def load_config(
     layers.append(_known({k: v for k, v in overrides.items() if v is not None}, "options"))
     for layer in layers:
         try:
-            config = evolve(config, **layer)
+            config = evolve(config, **layer)  # type: ignore[arg-type]  # values checked by attrs
         except (TypeError, ValueError) as exc:
             raise ConfigError(str(exc)) from exc
     config.core()  # validates the zone

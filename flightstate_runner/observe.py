@@ -14,9 +14,9 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
-from examples.fsrunner.metrics import RunnerMetrics
 from flightstate_core.pump import MessageProcessor
 from flightstate_core.records import InboxRow, ProcessedMessage
+from flightstate_runner.metrics import RunnerMetrics
 
 __all__ = ["MetricsObserver", "ObservedProcessor", "message_fields"]
 

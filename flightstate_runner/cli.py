@@ -1,0 +1,283 @@
+"""flightstate reference runner: the composition root and command line.
+
+    flightstate demo                           # everything local, no configuration
+    flightstate --help                         # every command
+    python examples/runner.py demo             # the same, from a source checkout
+
+Configuration: defaults, then ``--config FILE`` (TOML), then ``FLIGHTSTATE_*`` variables,
+then the options below. A bad setting exits with code 2 and names the setting. Nothing
+connects at import time; each command opens only what it needs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from flightstate_core.errors import ConfigError, FlightstateError
+from flightstate_runner.config import RunnerConfig, load_config, redact
+from flightstate_runner.logs import configure_logging
+
+F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger("flightstate.runner")
+
+EXIT_CONFIG = 2
+EXIT_FAILED = 1
+
+
+def _config(ctx: click.Context, **more: object) -> RunnerConfig:
+    options = dict(ctx.obj["options"])
+    options.update({k: v for k, v in more.items() if v is not None})
+    config = load_config(ctx.obj["path"], **options)
+    configure_logging(config.log_level, json_lines=ctx.obj["json_logs"])
+    logging.getLogger("yoyo").setLevel(logging.WARNING)  # one line per migration step
+    return config
+
+
+def command(func: F) -> F:
+    """Turn configuration errors into exit code 2 and runtime errors into exit code 1."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except ConfigError as exc:
+            click.echo(f"configuration error: {exc}", err=True)
+            sys.exit(EXIT_CONFIG)
+        except (FlightstateError, OSError) as exc:
+            click.echo(f"error: {_safe(exc)}", err=True)
+            sys.exit(EXIT_FAILED)
+        except Exception as exc:
+            if type(exc).__module__.startswith(("psycopg", "pymysql")):
+                click.echo(f"error: {_safe(exc)}", err=True)
+                sys.exit(EXIT_FAILED)
+            raise
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _safe(exc: BaseException) -> str:
+    return str(redact(str(exc)))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", "config_path", type=click.Path(path_type=Path),
+              help="TOML file (table [flightstate] or top level).")
+@click.option("--pg-dsn", help="PostgreSQL state store (FLIGHTSTATE_PG_DSN).")
+@click.option("--mysql-dsn", help="MySQL/MariaDB inbox, mysql://... (FLIGHTSTATE_MYSQL_DSN).")
+@click.option("--kafka-bootstrap", help="Kafka bootstrap host:port (FLIGHTSTATE_KAFKA_BOOTSTRAP).")
+@click.option("--airport-tz", help="Airport time zone (default Asia/Shanghai).")
+@click.option("--opday-cutover", help="Operation-day cut-over HH:MM (default 00:00).")
+@click.option("--inbox-table", help="Inbox table name (default cminmsgs).")
+@click.option("--log-level", help="DEBUG, INFO, WARNING or ERROR.")
+@click.option("--text-logs", is_flag=True, help="Plain text logs instead of JSON lines.")
+@click.pass_context
+def cli(ctx: click.Context, /, config_path: Path | None, text_logs: bool, **options: Any) -> None:
+    """flightstate: SIS XML inbox -> flight state in PostgreSQL -> Kafka."""
+    ctx.obj = {"path": config_path, "options": options, "json_logs": not text_logs}
+
+
+# ---------------------------------------------------------------------- demo
+
+
+@cli.command()
+@click.option("--messages", default=3000, show_default=True, help="Generated messages.")
+@click.option("--flights", default=300, show_default=True, help="Flights in the schedule.")
+@click.option("--seed", default=1, show_default=True)
+@click.option("--show", default=2, show_default=True, help="Flights printed in full.")
+@click.option("--summary-json", type=click.Path(), help="Also write the summary here.")
+@click.pass_context
+@command
+def demo(ctx: click.Context, *, messages: int, flights: int, seed: int, show: int,
+         summary_json: str | None) -> None:  # fmt: skip
+    """Run a generated airport day end to end on throwaway local services."""
+    from flightstate_runner.demo import run_demo  # noqa: PLC0415
+
+    ctx.obj["options"].update(pg_dsn=None, mysql_dsn=None, kafka_bootstrap=None)
+    config = _config(ctx, log_level=ctx.obj["options"].get("log_level") or "ERROR")
+    sys.exit(run_demo(config, messages=messages, flights=flights, seed=seed, show=show,
+                      summary_json=summary_json))  # fmt: skip
+
+
+# ---------------------------------------------------------------------- operations
+
+
+@cli.command()
+@click.pass_context
+@command
+def migrate(ctx: click.Context) -> None:
+    """Apply the PostgreSQL schema migrations (and the runner's own tables)."""
+    from flightstate_pg import migrate as apply  # noqa: PLC0415
+    from flightstate_runner.probes import ensure_runner_tables  # noqa: PLC0415
+    from flightstate_runner.wiring import require  # noqa: PLC0415
+
+    dsn = require(_config(ctx), "pg_dsn", "migrate")
+    applied = apply(dsn)
+    ensure_runner_tables(dsn)
+    click.echo(f"applied {len(applied)} migration(s): {', '.join(applied) or 'none pending'}")
+
+
+@cli.command()
+@click.option("--until-idle", is_flag=True, help="Exit 0 once the inbox and outbox are drained.")
+@click.option("--metrics-port", type=int, help="Serve Prometheus /metrics on this port.")
+@click.option("--holder", help="Lease holder name (default host:pid).")
+@click.pass_context
+@command
+def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
+        holder: str | None) -> None:  # fmt: skip
+    """Pump the inbox, backfill it, and dispatch the outbox to Kafka."""
+    from flightstate_core.tuning import tune_gc_for_throughput  # noqa: PLC0415
+    from flightstate_runner.loop import Runner  # noqa: PLC0415
+    from flightstate_runner.metrics import RunnerMetrics  # noqa: PLC0415
+    from flightstate_runner.probes import ensure_runner_tables  # noqa: PLC0415
+    from flightstate_runner.wiring import open_services, require  # noqa: PLC0415
+
+    config = _config(ctx, metrics_port=metrics_port, holder=holder)
+    require(config, "pg_dsn", "run")
+    log.info("starting", extra={"event": "start", "config": config.describe()})
+    if config.kafka_bootstrap is None:
+        log.warning("no FLIGHTSTATE_KAFKA_BOOTSTRAP: events stay in the outbox")
+    metrics = RunnerMetrics()
+    if config.metrics_port:
+        metrics.serve(config.metrics_port)
+    services = open_services(config)
+    tune_gc_for_throughput()  # the pump is this process's whole job (see flightstate_core.tuning)
+    try:
+        ensure_runner_tables(services.pg_dsn)
+        runner = Runner(services, metrics, log, bootstrap=config.kafka_bootstrap,
+                        until_idle=until_idle)  # fmt: skip
+        runner.install_signal_handlers()
+        code = runner.run()
+        log.info("stopped", extra={"event": "stop", **runner.snapshot()})
+    finally:
+        services.close()
+    sys.exit(code)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@click.pass_context
+@command
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Leader, cursor and lag, outcomes, DEAD messages, backlogs, last error."""
+    from flightstate_runner.status import collect, render  # noqa: PLC0415
+
+    config = _config(ctx)
+    report = collect(config)
+    click.echo(json.dumps(report, ensure_ascii=False, indent=2) if as_json else render(report))
+
+
+@cli.command()
+@click.argument("message_id", type=int)
+@click.pass_context
+@command
+def requeue(ctx: click.Context, message_id: int) -> None:
+    """Apply a DEAD message once more (after its cause was fixed)."""
+    from flightstate_runner.requeue import RequeueRefused  # noqa: PLC0415
+    from flightstate_runner.requeue import requeue as do_requeue  # noqa: PLC0415
+    from flightstate_runner.wiring import open_services  # noqa: PLC0415
+
+    services = open_services(_config(ctx))
+    try:
+        result = do_requeue(services, message_id)
+    except RequeueRefused as exc:
+        click.echo(f"refused: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    finally:
+        services.close()
+    proc = result.processed.proc
+    log.info("requeued", extra={"event": "requeue", "message_id": message_id,
+                                "outcome": proc.status.value, "reason": proc.reason})  # fmt: skip
+    click.echo(f"message {message_id}: DEAD ({result.previous_reason}) -> {proc.status.value}"
+               + (f" ({proc.reason})" if proc.reason else "")
+               + f"; {len(result.processed.events)} event(s) written"
+               + ("" if result.backfilled else "; inbox write-back left to the pump"))
+    sys.exit(0 if proc.status.value != "DEAD" else EXIT_FAILED)
+
+
+@cli.command()
+@click.argument("flid")
+@click.pass_context
+@command
+def show(ctx: click.Context, flid: str) -> None:
+    """Print a flight's full current state as JSON (the schd wire form)."""
+    from flightstate_core.wire import wire_object  # noqa: PLC0415
+    from flightstate_pg import PgStore  # noqa: PLC0415
+    from flightstate_runner.wiring import require  # noqa: PLC0415
+
+    config = _config(ctx)
+    store = PgStore(require(config, "pg_dsn", "show"), config.core())
+    try:
+        found = store.get_flights([flid])
+    finally:
+        store.close()
+    if flid not in found:
+        click.echo(f"no flight {flid}", err=True)
+        sys.exit(EXIT_FAILED)
+    click.echo(json.dumps(wire_object(found[flid], config.core()), ensure_ascii=False, indent=2))
+
+
+# ---------------------------------------------------------------------- setup
+
+
+@cli.command("inbox-init")
+@click.pass_context
+@command
+def inbox_init(ctx: click.Context) -> None:
+    """Create the inbox table (cminmsgs; with MySQL also coutmsgs) if missing."""
+    from flightstate_runner.inboxes import init_inbox  # noqa: PLC0415
+
+    click.echo(init_inbox(_config(ctx)))
+
+
+@cli.command()
+@click.option("--messages", default=5000, show_default=True)
+@click.option("--flights", default=300, show_default=True)
+@click.option("--seed", default=1, show_default=True)
+@click.pass_context
+@command
+def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None:
+    """Write a generated airport day into the inbox (MySQL, else the PostgreSQL table)."""
+    from flightstate_runner.inboxes import fill_inbox  # noqa: PLC0415
+
+    def progress(done: int, total: int) -> None:
+        click.echo(f"\rgenerate: {done}/{total} row(s) inserted", err=True,
+                   nl=done >= total)  # fmt: skip
+
+    ids = fill_inbox(_config(ctx), messages=messages, flights=flights, seed=seed,
+                     progress=progress)  # fmt: skip
+    click.echo(f"inserted {len(ids)} message(s), ids {ids[0]}..{ids[-1]}" if ids else "none")
+
+
+@cli.command()
+@click.pass_context
+@command
+def topics(ctx: click.Context) -> None:
+    """Create the Kafka topics (schd compacted, msg time-retained) if missing."""
+    from flightstate_runner.wiring import provision, require  # noqa: PLC0415
+
+    config = _config(ctx)
+    for name, what in provision(config, require(config, "kafka_bootstrap", "topics")).items():
+        click.echo(f"{name}: {what}")
+
+
+def main() -> None:
+    """Console entry point."""
+    from flightstate_runner.maintenance import register  # noqa: PLC0415
+
+    register(cli, command, _config)
+    cli()
+
+
+if __name__ == "__main__":
+    main()
