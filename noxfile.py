@@ -1,4 +1,5 @@
-"""Developer sessions: ``nox -s tests``, ``lint``, ``mypy``, ``bench`` (all share one install)."""
+"""Developer sessions: ``tests``, ``lint``, ``mypy``, ``bench`` (the locked install),
+``tests-latest`` (the newest releases, no lock) and ``lock`` (refresh the lock)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
+LOCK = "requirements/dev.txt"
+#: How the lock is made; `nox -s lock` runs it with --upgrade (the file's header repeats it).
+COMPILE = (
+    "uv", "pip", "compile", "pyproject.toml", "--extra", "dev", "--python-version", PYTHON,
+    "--generate-hashes", "--no-emit-package", "flightstate", "-o", LOCK,
+)  # fmt: skip
 # Loads a bench script without running its `if __name__ == "__main__"` block, then calls its
 # main() once: works whether or not a script has that guard. Both the repo root and
 # benchmarks/ are importable, as they would be for `python benchmarks/bench_x.py`, and
@@ -22,8 +29,9 @@ RUN_BENCH = (
 
 
 def install(session: nox.Session) -> None:
-    """Install the project with every extra, editable, as CI does."""
-    session.install("-e", ".[dev]")
+    """The locked versions of everything ``.[dev]`` needs, then the project itself, as CI does."""
+    session.install("--require-hashes", "-r", LOCK)
+    session.install("--no-deps", "-e", ".")
 
 
 @nox.session(python=PYTHON)
@@ -31,6 +39,21 @@ def tests(session: nox.Session) -> None:
     """The README's test command; extra arguments go to pytest."""
     install(session)
     session.run("python", "-m", "pytest", "-q", *session.posargs)
+
+
+@nox.session(name="tests-latest", python=PYTHON, reuse_venv=False)
+def tests_latest(session: nox.Session) -> None:
+    """The suite on the newest releases the ranges allow, no lock: drift shows before it lands."""
+    session.install("--upgrade", "-e", ".[dev]")
+    session.run("python", "-m", "pip", "list", "--format=freeze")
+    session.run("python", "-m", "pytest", "-q", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lock(session: nox.Session) -> None:
+    """Refresh requirements/dev.txt to the newest allowed releases; then run `nox -s tests`."""
+    session.install("uv")
+    session.run(*COMPILE, "--upgrade", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -18,7 +18,9 @@ import pytest
 
 import flightstate_pg
 from flightstate_core.traffic import generate_day
-from tests.fixtures import postgres
+from tests.fixtures import mysql, postgres
+from tests.fixtures.mariadb_private import PrivateMariaDB, mariadb_binaries
+from tests.fixtures.services import require_service
 from tests.fixtures.util import unique_name
 from tests.pump.harness import (
     fill_mysql_inbox,
@@ -159,13 +161,24 @@ def _lease_holder(pg: str) -> str | None:
     return None if row is None else row[0]
 
 
+@pytest.fixture
+def private_mariadb() -> Iterator[PrivateMariaDB]:
+    """A MariaDB of this test's own: the one it restarts (never the machine's shared server)."""
+    if mariadb_binaries() is None:
+        require_service("no mariadbd/mariadb-install-db to start a private MariaDB")
+    with PrivateMariaDB() as server:
+        yield server
+
+
 def test_pg_backend_terminated_and_mariadb_restarted_mid_run(
-    day: list[str], reference: dict[str, object], mysql_dsn: str, migrated_pg: str
-) -> None:
+    day: list[str], reference: dict[str, object], migrated_pg: str,
+    private_mariadb: PrivateMariaDB,
+) -> None:  # fmt: skip
+    inbox_dsn = mysql.create_database(private_mariadb.dsn)
     table = unique_name("faults")
-    fill_mysql_inbox(mysql_dsn, table, day)
+    fill_mysql_inbox(inbox_dsn, table, day)
     env = {"FS_PUMP_PAUSE_AFTER_COMMIT": "0.02"}
-    proc = start_pump(migrated_pg, mysql_dsn, table, batch=25, ttl=2, env=env)
+    proc = start_pump(migrated_pg, inbox_dsn, table, batch=25, ttl=2, env=env)
     try:
         _wait_for_progress(migrated_pg, 200)
         for _ in range(3):
@@ -173,17 +186,19 @@ def test_pg_backend_terminated_and_mariadb_restarted_mid_run(
             time.sleep(0.7)
         _wait_for_progress(migrated_pg, 1200)
         applied_before_restart = _applied(migrated_pg)
-        _restart_mariadb()
+        pid_before = private_mariadb.pid
+        # Down for 2 s: the pump keeps retrying against a dead server for a while.
+        private_mariadb.restart(down_for=2.0)
+        assert private_mariadb.pid not in (None, pid_before)
         stats = finish(proc, timeout=600)
     finally:
-        _ensure_mariadb_running()
         if proc.poll() is None:
             proc.kill()
     assert stats["cursor"] == DAY_MESSAGES
     assert stats["transient_errors"] >= 1
     # The pause after each commit caps the pump at 1,250 msg/s, so the restart is mid-run.
     assert applied_before_restart < DAY_MESSAGES
-    assert_complete(migrated_pg, mysql_dsn, table, reference)
+    assert_complete(migrated_pg, inbox_dsn, table, reference)
 
 
 def _applied(pg: str) -> int:
@@ -217,37 +232,3 @@ def _terminate_store_backends(pg: str) -> None:
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
-
-
-def _mariadb_answers() -> bool:
-    return (
-        subprocess.run(
-            ["mariadb-admin", "-uroot", "ping"],  # noqa: S607 - the local admin tool
-            capture_output=True,
-            check=False,
-        ).returncode
-        == 0
-    )
-
-
-def _restart_mariadb() -> None:
-    subprocess.run(["mariadb-admin", "-uroot", "shutdown"], check=True, timeout=60)  # noqa: S607
-    while _mariadb_answers():
-        time.sleep(0.2)
-    time.sleep(2.0)  # the pump keeps retrying against a dead server for a while
-    _ensure_mariadb_running()
-
-
-def _ensure_mariadb_running() -> None:
-    if _mariadb_answers():
-        return
-    subprocess.run(
-        ["start-stop-daemon", "--start", "--oknodo", "--background",  # noqa: S607
-         "--exec", "/usr/sbin/mariadbd"],
-        check=True, timeout=60,
-    )  # fmt: skip
-    for _ in range(300):
-        if _mariadb_answers():
-            return
-        time.sleep(0.2)
-    raise AssertionError("MariaDB did not come back")
