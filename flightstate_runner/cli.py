@@ -207,16 +207,19 @@ def requeue(ctx: click.Context, message_id: int) -> None:
 
 @cli.command()
 @click.argument("flid")
+@click.option("--json", "as_json", is_flag=True,
+              help="The full schd wire form (every field, null when unset).")
 @click.pass_context
 @command
-def show(ctx: click.Context, flid: str) -> None:
-    """Print a flight's full current state as JSON (the schd wire form)."""
+def show(ctx: click.Context, flid: str, as_json: bool) -> None:
+    """Print a flight's current state: its set fields (or --json: the schd wire form)."""
     from flightstate_core.wire import wire_object  # noqa: PLC0415
     from flightstate_pg import PgStore  # noqa: PLC0415
-    from flightstate_runner.wiring import require  # noqa: PLC0415
+    from flightstate_runner.views import render_flight  # noqa: PLC0415
+    from flightstate_runner.wiring import require, require_schema  # noqa: PLC0415
 
     config = _config(ctx)
-    store = PgStore(require(config, "pg_dsn", "show"), config.core())
+    store = PgStore(require_schema(require(config, "pg_dsn", "show")), config.core())
     try:
         found = store.get_flights([flid])
     finally:
@@ -224,7 +227,8 @@ def show(ctx: click.Context, flid: str) -> None:
     if flid not in found:
         click.echo(f"no flight {flid}", err=True)
         sys.exit(EXIT_FAILED)
-    click.echo(json.dumps(wire_object(found[flid], config.core()), ensure_ascii=False, indent=2))
+    wire = wire_object(found[flid], config.core())
+    click.echo(json.dumps(wire, ensure_ascii=False, indent=2) if as_json else render_flight(wire))
 
 
 # ---------------------------------------------------------------------- setup
@@ -250,9 +254,12 @@ def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None
     """Write a generated airport day into the inbox (MySQL, else the PostgreSQL table)."""
     from flightstate_runner.inboxes import fill_inbox  # noqa: PLC0415
 
+    tty = sys.stderr.isatty()
+
     def progress(done: int, total: int) -> None:
-        click.echo(f"\rgenerate: {done}/{total} row(s) inserted", err=True,
-                   nl=done >= total)  # fmt: skip
+        # A terminal gets one self-overwriting line; a log file or pipe one line per chunk.
+        text = f"generate: {done}/{total} row(s) inserted"
+        click.echo(f"\r{text}" if tty else text, err=True, nl=not tty or done >= total)
 
     ids = fill_inbox(_config(ctx), messages=messages, flights=flights, seed=seed,
                      progress=progress)  # fmt: skip

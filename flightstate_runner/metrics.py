@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from flightstate_core.errors import ConfigError
+
 __all__ = ["RunnerMetrics"]
 
 
@@ -64,5 +66,11 @@ class RunnerMetrics:
         )
 
     def serve(self, port: int) -> None:
-        """Expose ``/metrics`` on this port (daemon thread)."""
-        start_http_server(port, registry=self.registry)
+        """Expose ``/metrics`` on this port (daemon thread); ConfigError naming the setting
+        if the port cannot be bound (in use, or privileged)."""
+        try:
+            start_http_server(port, registry=self.registry)
+        except OSError as exc:
+            raise ConfigError(
+                f"metrics_port: cannot serve metrics on port {port}: {exc.strerror or exc}"
+            ) from exc
