@@ -96,17 +96,20 @@ def cli(ctx: click.Context, /, config_path: Path | None, text_logs: bool, **opti
 @click.option("--seed", default=1, show_default=True)
 @click.option("--show", default=2, show_default=True, help="Flights printed in full.")
 @click.option("--summary-json", type=click.Path(), help="Also write the summary here.")
+@click.option("--keep", is_flag=True,
+              help="Leave the demo's PostgreSQL running (its DSN is printed) to try "
+                   "status/show/history on it.")
 @click.pass_context
 @command
 def demo(ctx: click.Context, *, messages: int, flights: int, seed: int, show: int,
-         summary_json: str | None) -> None:  # fmt: skip
+         summary_json: str | None, keep: bool) -> None:  # fmt: skip
     """Run a generated airport day end to end on throwaway local services."""
     from flightstate_runner.demo import run_demo  # noqa: PLC0415
 
     ctx.obj["options"].update(pg_dsn=None, mysql_dsn=None, kafka_bootstrap=None)
     config = _config(ctx, log_level=ctx.obj["options"].get("log_level") or "ERROR")
     sys.exit(run_demo(config, messages=messages, flights=flights, seed=seed, show=show,
-                      summary_json=summary_json))  # fmt: skip
+                      summary_json=summary_json, keep=keep))  # fmt: skip
 
 
 # ---------------------------------------------------------------------- operations
@@ -267,14 +270,17 @@ def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None
 
 
 @cli.command()
+@click.option("--timeout", type=float, default=10.0, show_default=True,
+              help="Seconds to wait for a broker to answer.")
 @click.pass_context
 @command
-def topics(ctx: click.Context) -> None:
+def topics(ctx: click.Context, timeout: float) -> None:
     """Create the Kafka topics (schd compacted, msg time-retained) if missing."""
     from flightstate_runner.wiring import provision, require  # noqa: PLC0415
 
     config = _config(ctx)
-    for name, what in provision(config, require(config, "kafka_bootstrap", "topics")).items():
+    bootstrap = require(config, "kafka_bootstrap", "topics")
+    for name, what in provision(config, bootstrap, timeout).items():
         click.echo(f"{name}: {what}")
 
 

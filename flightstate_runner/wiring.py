@@ -166,8 +166,8 @@ def build_dispatcher(
     return Dispatcher(services.outbox, settings, observer=observer)
 
 
-def provision(config: RunnerConfig, bootstrap: str) -> dict[str, str]:
+def provision(config: RunnerConfig, bootstrap: str, timeout: float = 10.0) -> dict[str, str]:
     """Create the two topics if missing; Kafka topic → ``created``/``exists``."""
     from flightstate_kafka import provision_topics  # noqa: PLC0415 - only with Kafka
 
-    return dict(provision_topics(kafka_settings(config, bootstrap)))
+    return dict(provision_topics(kafka_settings(config, bootstrap), timeout=timeout))
