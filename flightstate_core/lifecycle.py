@@ -181,7 +181,9 @@ class CleanupReport:
 
     ``removed``: flights archived and deleted (``removed_flids``); ``tombstoned``: those
     not already DELETED, each with a tombstone and a DELETED notification; ``kept``: SQL
-    candidates the rules kept (a group waiting for a member); ``batches``: transactions.
+    candidates the rules kept (a group waiting for a member); ``batches``: transactions;
+    ``examined``: candidates the SQL walk handed to the rules (what ``limit`` counts). A
+    removed flight's masters and codeshares go with it, so ``removed`` may exceed it.
     """
 
     removed: int = 0
@@ -189,6 +191,7 @@ class CleanupReport:
     kept: int = 0
     batches: int = 0
     removed_flids: tuple[str, ...] = ()
+    examined: int = 0
 
     def plus(self, plan: CleanupPlan, candidates: Collection[str]) -> CleanupReport:
         """This report with one more batch added."""
@@ -197,6 +200,7 @@ class CleanupReport:
         return CleanupReport(
             self.removed + len(plan.remove), self.tombstoned + len(plan.tombstone),
             self.kept + kept, self.batches + 1, self.removed_flids + plan.remove,
+            self.examined + len(candidates),
         )  # fmt: skip
 
 

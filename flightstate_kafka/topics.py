@@ -2,20 +2,30 @@
 
 Idempotent: an existing topic is left as it is and reported. tansu (the test broker)
 accepts the configs on creation but does not compact; a real Kafka cluster applies them.
+
+A broker that does not answer is one short error naming the bootstrap servers, after one
+metadata request of ``timeout`` seconds: librdkafka's own log (a line per reconnect attempt,
+hundreds in 30 s) goes to the ``flightstate.kafka.librdkafka`` logger, which shows only
+critical lines, instead of stderr.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from flightstate_core.errors import TransientError
 from flightstate_kafka._errors import translate
 from flightstate_kafka.settings import KafkaSettings, TopicSettings
 
 __all__ = ["provision_topics", "topic_configs"]
+
+_librdkafka_log = logging.getLogger("flightstate.kafka.librdkafka")
+_librdkafka_log.setLevel(logging.CRITICAL)
 
 
 def topic_configs(topics: TopicSettings) -> dict[str, dict[str, str]]:
@@ -38,17 +48,33 @@ def topic_configs(topics: TopicSettings) -> dict[str, dict[str, str]]:
     }
 
 
+def _reachable(admin: AdminClient, bootstrap: str, timeout: float) -> None:
+    """One metadata request; TransientError naming *bootstrap* if no broker answers."""
+    try:
+        admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else exc
+        detail = error.str() if isinstance(error, KafkaError) else str(error)
+        raise TransientError(
+            f"no Kafka broker answered at {bootstrap} within {timeout:g} s ({detail})"
+        ) from exc
+
+
 def provision_topics(
-    settings: KafkaSettings, topics: TopicSettings | None = None, *, timeout: float = 30.0
+    settings: KafkaSettings, topics: TopicSettings | None = None, *, timeout: float = 10.0
 ) -> Mapping[str, str]:
     """Create the ``schd`` and ``msg`` topics if missing.
 
     Returns Kafka topic name → ``"created"`` or ``"exists"``; raises a core error
-    (``flightstate_kafka._errors.translate``) on any other failure.
+    (``flightstate_kafka._errors.translate``) on any other failure, and TransientError
+    naming the bootstrap servers when no broker answers within *timeout* seconds.
     """
     topics = topics or TopicSettings()
     configs = topic_configs(topics)
-    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
+    bootstrap = settings.bootstrap_servers
+    # confluent-kafka accepts a logging.Logger for "logger"; its stubs type values as scalars.
+    admin = AdminClient({"bootstrap.servers": bootstrap, "logger": _librdkafka_log})  # type: ignore[dict-item]
+    _reachable(admin, bootstrap, timeout)
     new = [
         NewTopic(settings.topics[logical], num_partitions=topics.partitions,
                  replication_factor=topics.replication_factor, config=configs[logical])
@@ -60,6 +86,10 @@ def provision_topics(
         try:
             future.result(timeout)
             result[name] = "created"
+        except TimeoutError as exc:  # bare, without a message: say what timed out
+            raise TransientError(
+                f"creating topic {name}: no answer from {bootstrap} within {timeout:g} s"
+            ) from exc
         except KafkaException as exc:
             error = exc.args[0]
             if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:

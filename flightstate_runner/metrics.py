@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import re
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-__all__ = ["RunnerMetrics"]
+from flightstate_core.errors import ConfigError
+
+__all__ = ["RunnerMetrics", "dead_reason"]
+
+_INDEX = re.compile(r"\[\d+\]")
+_REASON_CLASS_MAX = 80
+
+
+def dead_reason(reason: str | None) -> str:
+    """A DEAD reason's class, for the ``reason`` label: the part before the first ``": "``
+    (the offending element's path, or an unexpected error's type) with ``[n]`` positions
+    dropped. The full text names values ('SIDEWAYS', line numbers) without bound; the class
+    is bounded by the SIS schema, so the label's cardinality stays small."""
+    head = (reason or "unknown").split(": ", 1)[0]
+    return _INDEX.sub("", head)[:_REASON_CLASS_MAX] or "unknown"
 
 
 class RunnerMetrics:
@@ -15,6 +31,11 @@ class RunnerMetrics:
         r = self.registry
         self.messages = Counter(
             "flightstate_messages", "Inbox messages finished, by outcome", ["outcome"], registry=r
+        )
+        self.dead = Counter(
+            "flightstate_dead_messages",
+            "DEAD messages by reason class (the element, or the error type; see dead_reason)",
+            ["reason"], registry=r,
         )
         self.inbox_lag = Gauge(
             "flightstate_inbox_lag_messages", "Inbox rows after our cursor", registry=r
@@ -64,5 +85,11 @@ class RunnerMetrics:
         )
 
     def serve(self, port: int) -> None:
-        """Expose ``/metrics`` on this port (daemon thread)."""
-        start_http_server(port, registry=self.registry)
+        """Expose ``/metrics`` on this port (daemon thread); ConfigError naming the setting
+        if the port cannot be bound (in use, or privileged)."""
+        try:
+            start_http_server(port, registry=self.registry)
+        except OSError as exc:
+            raise ConfigError(
+                f"metrics_port: cannot serve metrics on port {port}: {exc.strerror or exc}"
+            ) from exc

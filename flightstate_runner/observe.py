@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from flightstate_core.pump import MessageProcessor
 from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_runner.metrics import RunnerMetrics
+from flightstate_runner.metrics import RunnerMetrics, dead_reason
 
 __all__ = ["MetricsObserver", "ObservedProcessor", "message_fields"]
 
@@ -118,6 +118,8 @@ class ObservedProcessor:
         for processed in results:
             status = processed.proc.status.value
             self._metrics.messages.labels(status).inc()
+            if status == "DEAD":
+                self._metrics.dead.labels(dead_reason(processed.proc.reason)).inc()
             fields = message_fields(processed, share, len(results),
                                     raws.get(processed.proc.message_id))  # fmt: skip
             level = logging.WARNING if status == "DEAD" else logging.INFO

@@ -20,15 +20,18 @@ import psycopg
 from attrs import asdict, frozen
 from psycopg import sql
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.errors import ConfigError, PermanentError
 from flightstate_runner.config import RunnerConfig
 
 __all__ = [
     "InboxLag",
+    "dead_by_reason",
     "dead_messages",
     "ensure_runner_tables",
     "inbox_lag",
     "last_heartbeat",
+    "leader_since",
+    "live_runners",
     "outcome_counts",
     "pending_backfills",
     "write_heartbeat",
@@ -91,7 +94,13 @@ def _mysql_lag(config: RunnerConfig, after: int) -> tuple[tuple[Any, ...], Any]:
 def _pg_lag(config: RunnerConfig, pg_dsn: str, after: int) -> tuple[tuple[Any, ...], Any]:
     table = sql.Identifier(config.inbox_table.lower())
     with _pg(pg_dsn) as conn:
-        found = conn.execute(sql.SQL(_LAG).format(t=table), (after,)).fetchone()
+        try:
+            found = conn.execute(sql.SQL(_LAG).format(t=table), (after,)).fetchone()
+        except psycopg.errors.UndefinedTable as exc:
+            raise PermanentError(
+                f"inbox_table: no table {config.inbox_table} in the PostgreSQL database: "
+                "run `flightstate inbox-init` (or set FLIGHTSTATE_INBOX_TABLE)"
+            ) from exc
         counted = found or (0, None, None)
         head = conn.execute(sql.SQL(_HEAD).format(t=table), (counted[1],)).fetchone()
     return counted, head[0] if head else None
@@ -190,3 +199,58 @@ def last_heartbeat(pg_dsn: str) -> dict[str, Any] | None:
     holder, at, leader, error, stats = row
     return {"holder": holder, "updated_at": at.isoformat(), "is_leader": leader,
             "last_error": error, "stats": json.loads(stats) if stats else None}  # fmt: skip
+
+
+# A runner writes its heartbeat every 2 s; one silent for this long has stopped or hung.
+HEARTBEAT_FRESH_S = 10.0
+_RUNNERS = (
+    "SELECT HOLDER, UPDATED_AT, IS_LEADER, STATS FROM RUNNER_HEARTBEAT "
+    "WHERE UPDATED_AT > now() - make_interval(secs => %s) ORDER BY HOLDER"
+)
+
+
+def live_runners(pg_dsn: str, fresh_s: float = HEARTBEAT_FRESH_S) -> list[dict[str, Any]]:
+    """Runner processes that reported within *fresh_s* and have not said they stopped:
+    holder, last report, whether leading, epoch and since when (from their stats)."""
+    with _pg(pg_dsn) as conn:
+        try:
+            rows = conn.execute(_RUNNERS, (fresh_s,)).fetchall()
+        except psycopg.errors.UndefinedTable:
+            return []
+    found = []
+    for holder, at, leader, stats_text in rows:
+        stats = json.loads(stats_text) if stats_text else {}
+        if stats.get("running") is False:
+            continue
+        found.append({"holder": holder, "updated_at": at.isoformat(), "is_leader": leader,
+                      "epoch": stats.get("epoch"), "leader_since": stats.get("leader_since")})
+    return found
+
+
+_SINCE = "SELECT STATS FROM RUNNER_HEARTBEAT WHERE HOLDER = %s"
+
+
+def leader_since(pg_dsn: str, holder: str, epoch: int) -> str | None:
+    """When *holder* took the lease at *epoch* (ISO UTC), as its own heartbeat records it;
+    None if it has not reported that epoch (yet), or is not a runner."""
+    with _pg(pg_dsn) as conn:
+        try:
+            row = conn.execute(_SINCE, (holder,)).fetchone()
+        except psycopg.errors.UndefinedTable:
+            return None
+    stats = json.loads(row[0]) if row and row[0] else {}
+    return stats.get("leader_since") if stats.get("epoch") == epoch else None
+
+
+_DEAD_REASONS = (
+    "SELECT REASON, count(*), max(MESSAGE_ID) FROM PROC_STATE WHERE STATUS = 'DEAD' "
+    "GROUP BY REASON ORDER BY count(*) DESC, REASON LIMIT %s"
+)
+
+
+def dead_by_reason(pg_dsn: str, limit: int = 20) -> list[dict[str, Any]]:
+    """DEAD messages counted by reason, most frequent first (with the newest id of each)."""
+    with _pg(pg_dsn) as conn:
+        rows = conn.execute(_DEAD_REASONS, (limit,)).fetchall()
+    return [{"reason": reason, "count": int(n), "newest_id": int(newest)}
+            for reason, n, newest in rows]  # fmt: skip

@@ -10,12 +10,12 @@ from flightstate_pg.outbox import PgOutbox
 from flightstate_pg.requests import request_status
 from flightstate_runner import probes
 from flightstate_runner.config import RunnerConfig
-from flightstate_runner.wiring import require
+from flightstate_runner.wiring import require, require_schema
 
 __all__ = ["collect", "render"]
 
 
-def _leader(dsn: str) -> dict[str, Any] | None:
+def _leader(dsn: str, runners: list[dict[str, Any]]) -> dict[str, Any] | None:
     lease = PgLeaderLease(dsn)
     try:
         found = lease.status()
@@ -25,7 +25,10 @@ def _leader(dsn: str) -> dict[str, Any] | None:
         return None
     epoch, holder, unexpired = found
     active = bool(holder and unexpired)
-    return {"holder": holder if active else None, "epoch": epoch, "active": active}
+    since = next((r["leader_since"] for r in runners
+                  if r["holder"] == holder and r["epoch"] == epoch), None)  # fmt: skip
+    return {"holder": holder if active else None, "epoch": epoch, "active": active,
+            "since": since if active else None}  # fmt: skip
 
 
 def _outbox(dsn: str) -> dict[str, Any]:
@@ -37,9 +40,9 @@ def _outbox(dsn: str) -> dict[str, Any]:
     return {"backlog": backlog.count, "oldest_age_s": backlog.oldest_age_s}
 
 
-def collect(config: RunnerConfig, dead_limit: int = 50) -> dict[str, Any]:
+def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
     """Everything ``status`` shows."""
-    dsn = require(config, "pg_dsn", "status")
+    dsn = require_schema(require(config, "pg_dsn", "status"))
     store = PgStore(dsn, config.core(), inbox_name=config.inbox_table, state_cache_size=0)
     try:
         cursor = store.inbox_cursor()
@@ -49,13 +52,19 @@ def collect(config: RunnerConfig, dead_limit: int = 50) -> dict[str, Any]:
     lag = probes.inbox_lag(config, dsn, cursor)
     beat = probes.last_heartbeat(dsn)
     dead = probes.dead_messages(dsn, dead_limit)
+    runners = probes.live_runners(dsn)
+    leader = _leader(dsn, runners)
+    holder = leader["holder"] if leader else None
     return {
-        "leader": _leader(dsn),
+        "leader": leader,
+        "standbys": [{"holder": r["holder"], "last_report": r["updated_at"]}
+                     for r in runners if r["holder"] != holder],
         "inbox": {"table": config.inbox_table,
                   "kind": "mysql" if config.mysql_dsn else "postgresql",
                   "cursor": cursor, **lag.as_dict()},
         "outcomes": probes.outcome_counts(dsn),
         "dead": dead,
+        "dead_by_reason": probes.dead_by_reason(dsn),
         "backfill_backlog": probes.pending_backfills(dsn),
         "outbox": _outbox(dsn),
         "requests": requests,
@@ -65,18 +74,45 @@ def collect(config: RunnerConfig, dead_limit: int = 50) -> dict[str, Any]:
     }
 
 
+def _leader_line(leader: dict[str, Any] | None) -> str:
+    if leader is None or not leader["active"]:
+        return "leader:   none (no live lease)"
+    return (f"leader:   {leader['holder']} (epoch {leader['epoch']}), since "
+            f"{leader['since'] or 'unknown (not a runner, or no heartbeat yet)'}")
+
+
+def _inbox_line(inbox: dict[str, Any]) -> str:
+    cursor = inbox["cursor"]
+    line = (f"inbox:    {inbox['kind']} {inbox['table']}, "
+            + (f"cursor #{cursor}" if cursor is not None else "cursor none (nothing processed yet)")
+            + f", lag {inbox['lag']} message(s)")  # fmt: skip
+    if inbox["head_id"] is not None and inbox["head_age_s"] is not None:
+        line += f", head #{inbox['head_id']} waiting {inbox['head_age_s']:.0f} s"
+    return line
+
+
+def _dead_lines(report: dict[str, Any]) -> list[str]:
+    total = report["outcomes"].get("DEAD", 0)
+    if not total:
+        return ["DEAD:     none"]
+    reasons = report["dead_by_reason"]
+    lines = [f"DEAD:     {total} message(s), by reason (most frequent first):"]
+    lines += [f"  {r['count']:>6}  {r['reason']}  (newest #{r['newest_id']})" for r in reasons]
+    listed = sum(r["count"] for r in reasons)
+    if listed < total:
+        lines.append(f"  {total - listed:>6}  (other reasons)")
+    ids = ", ".join(f"#{d['message_id']}" for d in report["dead"])
+    lines.append(f"  newest: {ids}  (`flightstate requeue ID` once the cause is fixed)")
+    return lines
+
+
 def render(report: dict[str, Any]) -> str:
     """Human text of a ``collect`` report."""
-    leader = report["leader"]
-    inbox = report["inbox"]
-    active = leader is not None and leader["active"]
     lines = [
-        "leader:   " + (f"{leader['holder']} (epoch {leader['epoch']})" if active
-                        else "none (no live lease)"),
-        f"inbox:    {inbox['kind']} {inbox['table']}, cursor {inbox['cursor']}, "
-        f"lag {inbox['lag']} message(s)"
-        + (f", head #{inbox['head_id']} waiting {inbox['head_age_s']:.0f} s"
-           if inbox["head_id"] is not None and inbox["head_age_s"] is not None else ""),
+        _leader_line(report["leader"]),
+        "standby:  " + (", ".join(f"{s['holder']} (last report {s['last_report']})"
+                                  for s in report["standbys"]) or "none"),
+        _inbox_line(report["inbox"]),
         "outcomes: " + (", ".join(f"{k} {v}" for k, v in report["outcomes"].items()) or "none"),
         f"backfill: {report['backfill_backlog']} pending write-back(s)",
         f"outbox:   {report['outbox']['backlog']} undelivered event(s)"
@@ -86,14 +122,12 @@ def render(report: dict[str, Any]) -> str:
             f"{k} {report['requests'][k]}" for k in ("open", "answered", "failed", "unsolicited")
         ),
         f"last error: {report['last_error'] or 'none'}",
-        f"DEAD ({len(report['dead'])} shown, newest first):",
+        *_dead_lines(report),
     ]  # fmt: skip
-    lines += [
-        f"  #{d['message_id']} {d['type']}/{d['styp']}: {d['reason']}" for d in report["dead"]
-    ] or ["  none"]
     failed = [r for r in report["requests"]["requests"] if r["status"] == "FAILED"]
-    lines += [f"FAILED schedule requests ({len(failed)} shown):"] + [
-        f"  request {r['requestId']} {r['windowStart']} .. {r['windowEnd']}, "
-        f"{r['attempts']} attempt(s)" for r in failed
-    ]
+    if failed:
+        lines += [f"FAILED schedule requests ({len(failed)} shown):"] + [
+            f"  request {r['requestId']} {r['windowStart']} .. {r['windowEnd']}, "
+            f"{r['attempts']} attempt(s)" for r in failed
+        ]
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """Composition: build the adapters of one runner process from a ``RunnerConfig``.
 
 Nothing here connects when it is imported or constructed: psycopg/PyMySQL connections
-open on first use (every adapter reconnects by itself after a failure).
+open on first use (every adapter reconnects by itself after a failure). ``open_services``
+checks once that ``migrate`` has run, so an operator reads "run migrate first".
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import psycopg
 from attrs import define
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.errors import ConfigError, PermanentError
 from flightstate_core.ports import Inbox
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_pg import PgStore
@@ -29,7 +31,11 @@ __all__ = [
     "open_services",
     "provision",
     "require",
+    "require_schema",
 ]
+
+# Tables every store command reads; any one missing means `migrate` has not run here.
+_SCHEMA_TABLES = ("flight_schd", "proc_state", "inbox_cursor", "pipeline_lock")
 
 
 def require(config: RunnerConfig, name: str, command: str) -> str:
@@ -40,6 +46,22 @@ def require(config: RunnerConfig, name: str, command: str) -> str:
             f"{name}: `{command}` needs FLIGHTSTATE_{name.upper()} (or --{name.replace('_', '-')})"
         )
     return str(value)
+
+
+def require_schema(dsn: str) -> str:
+    """*dsn*, once its database holds the flightstate schema; else PermanentError telling
+    the operator to run ``migrate`` (rather than a driver's ``relation ... does not exist``)."""
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
+        missing = [
+            table for table in _SCHEMA_TABLES
+            if conn.execute("SELECT to_regclass(%s) IS NULL", (table,)).fetchone() == (True,)
+        ]  # fmt: skip
+    if missing:
+        raise PermanentError(
+            f"the PostgreSQL database has no flightstate schema (no table {missing[0]}): "
+            "run `flightstate migrate` first"
+        )
+    return dsn
 
 
 def _inbox(config: RunnerConfig, pg_dsn: str) -> Inbox:
@@ -77,7 +99,7 @@ class Services:
 
 def open_services(config: RunnerConfig, pg_dsn: str | None = None) -> Services:
     """Adapters on ``pg_dsn`` (default: the configured one) and the configured inbox."""
-    dsn = pg_dsn or require(config, "pg_dsn", "this command")
+    dsn = require_schema(pg_dsn or require(config, "pg_dsn", "this command"))
     store = PgStore(dsn, config.core(), inbox_name=config.inbox_table)
     return Services(config, dsn, store, _inbox(config, dsn), PgLeaderLease(dsn), PgOutbox(dsn))
 
@@ -144,8 +166,8 @@ def build_dispatcher(
     return Dispatcher(services.outbox, settings, observer=observer)
 
 
-def provision(config: RunnerConfig, bootstrap: str) -> dict[str, str]:
+def provision(config: RunnerConfig, bootstrap: str, timeout: float = 10.0) -> dict[str, str]:
     """Create the two topics if missing; Kafka topic → ``created``/``exists``."""
     from flightstate_kafka import provision_topics  # noqa: PLC0415 - only with Kafka
 
-    return dict(provision_topics(kafka_settings(config, bootstrap)))
+    return dict(provision_topics(kafka_settings(config, bootstrap), timeout=timeout))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -106,4 +107,46 @@ def test_demo_cleans_up_on_ctrl_c() -> None:
     assert servers  # the postmaster was found by its data directory
     _, alive = psutil.wait_procs(servers + children, timeout=10)
     assert alive == []
+    assert _demo_dirs() == before
+
+
+def _stop_kept(dirs: set[str]) -> None:
+    """End the postmaster of each kept demo directory by its PID, then delete the files."""
+    for name in dirs:
+        root = Path(tempfile.gettempdir()) / name
+        pidfile = root / "pgdata" / "postmaster.pid"
+        if pidfile.exists():
+            server = psutil.Process(int(pidfile.read_text().split()[0]))
+            server.terminate()
+            psutil.wait_procs([server], timeout=30)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_demo_keep_leaves_its_database_for_show_and_history(tmp_path: Path) -> None:
+    summary_file = tmp_path / "summary.json"
+    before = _demo_dirs()
+    try:
+        result = subprocess.run(
+            runner_argv("demo", "--messages", "400", "--flights", "40", "--keep",
+                        "--summary-json", str(summary_file)),
+            env=clean_env(), capture_output=True, text=True, timeout=300, check=False, cwd=REPO,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+        summary = json.loads(summary_file.read_text())
+        dead = summary["messages_by_outcome"]["DEAD"]
+        assert re.search(rf"DEAD +{dead} +the generator's deliberate bad messages", result.stdout)
+        kept = summary["kept"]
+        assert f"export FLIGHTSTATE_PG_DSN='{kept['pg_dsn']}'" in result.stdout
+        assert all(line in result.stdout for line in kept["stop"])
+
+        env = clean_env({"FLIGHTSTATE_PG_DSN": kept["pg_dsn"]})
+        flid = summary["sample_flids"][0]
+        for command in (["show", flid], ["history", flid], ["status"]):
+            shown = subprocess.run(runner_argv(*command), env=env, capture_output=True,
+                                   text=True, timeout=120, check=False, cwd=REPO)  # fmt: skip
+            assert shown.returncode == 0, shown.stderr[-3000:]
+            assert flid in shown.stdout or command == ["status"]
+        assert f"DEAD:     {dead} message(s)" in shown.stdout  # status on the kept data
+    finally:
+        _stop_kept(_demo_dirs() - before)
     assert _demo_dirs() == before

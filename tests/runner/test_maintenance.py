@@ -43,7 +43,7 @@ def processed(pg_db: str) -> dict[str, str]:
 
 def test_history_republish_cleanup(processed: dict[str, str]) -> None:
     dsn = processed["FLIGHTSTATE_PG_DSN"]
-    history = json.loads(_ok("history", "7", env=processed))
+    history = json.loads(_ok("history", "--json", "7", env=processed))
     assert history[0]["change"] == "CREATED"
     assert [h["stateVersion"] for h in history if h["stateVersion"]] == sorted(
         h["stateVersion"] for h in history if h["stateVersion"])
@@ -54,7 +54,7 @@ def test_history_republish_cleanup(processed: dict[str, str]) -> None:
 
     flights = _count(dsn, "SELECT count(*) FROM FLIGHT_SCHD")
     out = _ok("cleanup", "--retention-days", "0", "--quiet-days", "0", env=processed)
-    removed = int(re.match(r"removed (\d+) flight", out).group(1))  # type: ignore[union-attr]
+    removed = int(re.search(r"removed (\d+) flight", out).group(1))  # type: ignore[union-attr]
     assert _count(dsn, "SELECT count(*) FROM FLIGHT_SCHD") == flights - removed
 
 

@@ -56,7 +56,7 @@ def _ok(*args: str, env: dict[str, str]) -> str:
 
 
 def _stand_plan(env: dict[str, str]) -> list[dict[str, object]]:
-    return json.loads(_ok("show", str(FLID), env=env))["PSDT"]
+    return json.loads(_ok("show", "--json", str(FLID), env=env))["PSDT"]
 
 
 def test_requeue_applies_a_fixed_dead_message_once(env: dict[str, str]) -> None:

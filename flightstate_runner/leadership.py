@@ -1,0 +1,76 @@
+"""Who leads, seen from one runner: a log line on every change, and heartbeat fields.
+
+The pump decides leadership (``flightstate_core.pump``); this only reports it, from the
+runner's monitor thread (every couple of seconds), so the pure pump stays as it is.
+
+- The leader notes when it took the lease (the first monitor round that sees a new epoch),
+  logs ``leading (epoch E)`` and puts ``epoch``/``leader_since`` into its heartbeat.
+- A standby reads the lease row; when its holder or epoch changes it logs
+  ``standing by, leader is X since T`` (T from X's heartbeat, "unknown" if X is not a runner
+  or has not reported yet), so a standby never waits silently.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from flightstate_pg.lease import PgLeaderLease
+from flightstate_runner import probes
+
+__all__ = ["LeadershipWatch"]
+
+
+class LeadershipWatch:
+    """Call ``observe(leading, epoch)`` from the monitor; read ``fields()`` for heartbeats."""
+
+    def __init__(
+        self,
+        pg_dsn: str,
+        holder: str,
+        log: logging.Logger,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._dsn = pg_dsn
+        self._holder = holder
+        self._log = log
+        self._clock = clock
+        self._lease = PgLeaderLease(pg_dsn)  # own connection: the pump's is not shared
+        self._led_epoch: int | None = None
+        self._since: str | None = None
+        self._seen: tuple[str | None, int] | None = None
+
+    def observe(self, leading: bool, epoch: int | None) -> None:
+        """Note this process's leadership; when standing by, who leads instead."""
+        if leading and epoch is not None:
+            if epoch != self._led_epoch:
+                self._led_epoch, self._since = epoch, self._clock().isoformat()
+                self._seen = (self._holder, epoch)
+                self._log.info("leading (epoch %s)", epoch, extra={
+                    "event": "leading", "holder": self._holder, "epoch": epoch})  # fmt: skip
+            return
+        self._led_epoch = self._since = None
+        self._standing_by()
+
+    def _standing_by(self) -> None:
+        found = self._lease.status()
+        if found is None:
+            return
+        epoch, holder, unexpired = found
+        leader = holder if holder and unexpired and holder != self._holder else None
+        if leader is None or (leader, epoch) == self._seen:
+            return
+        self._seen = (leader, epoch)
+        since = probes.leader_since(self._dsn, leader, epoch)
+        self._log.info("standing by, leader is %s since %s", leader, since or "unknown",
+                       extra={"event": "standby", "holder": self._holder, "leader": leader,
+                              "epoch": epoch, "leader_since": since})  # fmt: skip
+
+    def fields(self) -> dict[str, object]:
+        """Heartbeat fields: the epoch this process leads at and since when (or None)."""
+        return {"epoch": self._led_epoch, "leader_since": self._since}
+
+    def close(self) -> None:
+        """End the lease-reading connection."""
+        self._lease.close()
