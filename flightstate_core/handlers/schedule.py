@@ -104,4 +104,4 @@ def handle_package(
         if day is not None and state.operation_day is None:
             state = evolve(state, operation_day=day)
         draft.put(state)
-    return finish(draft, message.envelope, config, ctx)
+    return finish(draft, message.envelope, config, ctx, message.records)
