@@ -172,6 +172,17 @@ def test_adft_moving_a_flight_to_another_day_is_dead() -> None:
     assert not decision.events
 
 
+def test_package_conflict_names_a_stored_sodt_that_already_disagrees() -> None:
+    """Data written before issue 19 may hold a SODT on another day than OPERATION_DAY: a
+    package carrying that SODT is still DEAD, and the reason says the stored SODT is why."""
+    current = {"A": flight("A", day=DAY, SODT="24JAN211030")}
+    decision = run(current, schedule("DNLD", fltr("A", "24JAN211030")))
+    assert decision.outcome is Outcome.DEAD
+    assert "the stored SODT 24JAN211030 already implies 2021-01-24" in (decision.reason or "")
+    plain = run({"B": flight("B", day=DAY)}, schedule("DNLD", fltr("B", "24JAN211030")))
+    assert "stored SODT" not in (plain.reason or "")
+
+
 @pytest.mark.parametrize("styp", ["DNLD", "ADFT"])
 def test_schedule_does_not_revive_deleted(styp: str) -> None:
     current = {"A": flight("A", deleted=True, STND="1")}
@@ -306,3 +317,19 @@ def test_ignored_kinds(message: Any) -> None:
     decision = run({}, message)
     assert decision.outcome is Outcome.IGNORED
     assert decision.reason
+
+
+def test_carried_mafl_that_agrees_is_not_noted_and_changes_nothing() -> None:
+    entry = DocItem((("FLID", "C"), ("CSOP", "MU")))
+    current = {
+        "M": flight("M", day=DAY, documents={"MAFL": (entry,)}),
+        "C": flight("C", day=DAY, MAID="M", CSOP="MU"),
+    }
+    same = record("M", {"SODT": Set("23JAN210535")}, documents={"MAFL": (entry,)})
+    decision = run(current, schedule("DNLD", same))
+    assert decision.outcome is Outcome.SUCCEEDED
+    assert not decision.notes
+    cleared = run(current, schedule("DNLD", record("M", documents={"MAFL": CLEAR})))
+    assert not cleared.states  # a carried Clear does not empty the maintained list
+    assert cleared.notes == ("FLID M: MAFL carried [] not applied; MAFL follows the "
+                             "codeshares naming it by MAID ['C']",)  # fmt: skip
