@@ -247,7 +247,14 @@ def _fltr(draw: Any, flid: str, *, clear: bool) -> FlightRecord:
     for code in draw(st.lists(st.sampled_from(_PACKAGE_SCALARS), unique=True, max_size=4)):
         scalars[code] = draw(_op(code, clear=clear))
     colls = draw(st.lists(st.sampled_from(sorted(COLLECTIONS)), unique=True, max_size=2))
-    return record(flid, scalars, {code: draw(_collection(code)) for code in colls})
+    documents = {"MAFL": draw(_mafl())} if draw(st.integers(0, 3)) == 0 else {}
+    return record(flid, scalars, {code: draw(_collection(code)) for code in colls}, documents)
+
+
+def _mafl() -> st.SearchStrategy[DocumentValue]:
+    """A carried MAFL naming FLIDs of the pool, codeshares or not (upstream's list)."""
+    entry = _FLID.map(lambda flid: DocItem((("FLID", flid), ("CSOP", "MU"))))
+    return st.one_of(st.lists(entry, min_size=1, max_size=3).map(tuple), st.just(CLEAR))
 
 
 @st.composite

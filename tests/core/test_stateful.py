@@ -26,13 +26,14 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from flightstate_core.decision import DecisionContext, Outcome
 from flightstate_core.handlers import decide, message_flids
+from flightstate_core.items import DocItem
 from flightstate_core.memory import MemoryStore
 from flightstate_core.messages import FlightRecord, FlopMessage, Message, ScheduleMessage
 from flightstate_core.opday import operation_day
 from flightstate_core.records import InboxRow, ProcessedMessage
 from flightstate_core.service import Undecodable, process_message
 from flightstate_core.state import FlightState
-from flightstate_core.testing.histories import messages
+from flightstate_core.testing.histories import FLID_POOL, flop, messages, record, schedule
 from flightstate_core.values import Set
 
 from .helpers import CONFIG, NOW, check_events
@@ -108,6 +109,15 @@ class History(RuleBasedStateMachine):
             return
         again = evolve(message, envelope=evolve(message.envelope, dttm=sent))
         self._deliver(len(self.rows) + 1, again)
+
+    @rule(master=st.sampled_from(FLID_POOL), listed=st.sampled_from(FLID_POOL))
+    def carried_mafl_then_delete(self, master: str, listed: str) -> None:
+        """Upstream's MAFL for a master names any flight; deleting the master afterwards
+        must still cascade only to the flights whose MAID names it."""
+        mafl = (DocItem((("FLID", listed), ("CSOP", "MU"))),)
+        self._deliver(len(self.rows) + 1, schedule("DNLD", record(master, documents={
+            "MAFL": mafl}), seqn="9", recs=1))  # fmt: skip
+        self._deliver(len(self.rows) + 1, flop("FDEL", record(master, delete=True), seqn="9"))
 
     @rule(index=st.integers(0, 1000))
     def replay(self, index: int) -> None:
