@@ -154,9 +154,10 @@ class _Duplicates:
             key: list(pairs) for key, pairs in found.items()
         }
 
-    def original_of(self, key: DuplicateKey, since: datetime) -> int | None:
+    def original_of(self, key: DuplicateKey, dttm: datetime) -> int | None:
+        """The newest earlier success that is this very message (same key, digest, DTTM)."""
         pairs = self.seen.get(key, ())
-        matches = [mid for mid, dttm in pairs if dttm is not None and dttm >= since]
+        matches = [mid for mid, sent in pairs if sent is not None and sent == dttm]
         return max(matches) if matches else None
 
     def record(self, key: DuplicateKey, message_id: int, dttm: datetime | None) -> None:
@@ -197,11 +198,10 @@ class _FallbackDuplicates(_Duplicates):
     def __init__(self, tx: StateTransaction) -> None:
         super().__init__({})
         self.tx = tx
-        self.key_since: dict[DuplicateKey, datetime] = {}
 
-    def original_of(self, key: DuplicateKey, since: datetime) -> int | None:
-        in_batch = super().original_of(key, since)
-        return in_batch if in_batch is not None else self.tx.find_duplicate(key[0], key[1], since)
+    def original_of(self, key: DuplicateKey, dttm: datetime) -> int | None:
+        in_batch = super().original_of(key, dttm)
+        return in_batch if in_batch is not None else self.tx.find_duplicate(key[0], key[1], dttm)
 
 
 def _decision(
@@ -213,7 +213,7 @@ def _decision(
     dttm = decoded.envelope.dttm
     key = (decoded.envelope.identity_key, _digest_of(decoded, row))
     if dttm is not None:
-        original = dups.original_of(key, dttm - config.duplicate_window)
+        original = dups.original_of(key, dttm)
         if original is not None:
             return Decision(outcome=Outcome.DUPLICATE, reason=f"duplicate of message {original}")
     current = overlay.current_for(decoded)

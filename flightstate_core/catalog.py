@@ -269,7 +269,7 @@ DOCUMENTS: Final[Mapping[str, DocumentSpec]] = MappingProxyType(
             ),
         ),
         # MAFL lists a master's codeshares. flightstate maintains it from the codeshares'
-        # MAID links (spec §8); a message may also carry it.
+        # MAID links (spec §8); a message may carry it too, but that copy is only noted.
         "MAFL": DocumentSpec("MAFL", _children("FLID", "CSOP", "CSFT")),
     }
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import time, timedelta
+from datetime import time
 from types import MappingProxyType
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -44,7 +44,6 @@ class CoreConfig:
     - ``opday_cutover``: local time at which an operation day starts; a SODT before it
       belongs to the previous operation day.
     - ``century_pivot``: two-digit years below it are 20YY, others 19YY.
-    - ``duplicate_window``: how far back (by DTTM) a business duplicate is searched.
     - ``collection_policies``: per-collection override of the catalog's default policy.
     - ``revive_deleted``: whether ADFT/ADD/UPD may bring a DELETED flight back.
     - ``max_message_bytes``: larger messages are DEAD without being parsed.
@@ -53,7 +52,6 @@ class CoreConfig:
     airport_tz: ZoneInfo = field(default=ZoneInfo("Asia/Shanghai"), converter=_zone)
     opday_cutover: time = time(0, 0)
     century_pivot: int = 70
-    duplicate_window: timedelta = timedelta(hours=24)
     collection_policies: Mapping[str, Policy] = field(factory=dict, converter=_policies)
     revive_deleted: bool = False
     max_message_bytes: int = 4 * 1024 * 1024

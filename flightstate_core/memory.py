@@ -90,8 +90,8 @@ class MemoryTransaction:
         """PROC_STATE of this message id."""
         return self.tables.procs.get(message_id)
 
-    def find_duplicate(self, identity_key: str, digest: str, since: datetime) -> int | None:
-        """Newest SUCCEEDED message with this key and digest and DTTM >= since."""
+    def find_duplicate(self, identity_key: str, digest: str, dttm: datetime) -> int | None:
+        """Newest SUCCEEDED message with this key, digest and DTTM."""
         found = [
             proc.message_id
             for proc in self.tables.procs.values()
@@ -99,7 +99,7 @@ class MemoryTransaction:
             and proc.payload_digest == digest
             and proc.status.value == "SUCCEEDED"
             and proc.dttm is not None
-            and proc.dttm >= since
+            and proc.dttm == dttm
         ]
         return max(found) if found else None
 

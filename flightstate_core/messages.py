@@ -104,12 +104,17 @@ class ScheduleSeasonMessage:
 
 @frozen
 class ReferenceDataMessage:
-    """One of the 23 reference-data types: recognised, not applied (payload kept raw)."""
+    """One of the 23 reference-data types: recognised, not applied (payload kept raw).
+
+    ``recs_note``: why the declared MSG/RECS disagrees with the records present ("" when
+    it agrees or is absent). Reference data is not ours to validate (spec §3, §4): the
+    disagreement is reported in the IGNORED reason, not a protocol error."""
 
     envelope: Envelope
     recs: int | None
     payload_xml: str
     payload_digest: str = field(default="", eq=False)
+    recs_note: str = ""
 
 
 @frozen

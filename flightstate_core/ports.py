@@ -41,8 +41,9 @@ class StateTransaction(Protocol):
     def get_proc(self, message_id: int) -> ProcRecord | None:
         """PROC_STATE of this message id, read inside the lock."""
 
-    def find_duplicate(self, identity_key: str, digest: str, since: datetime) -> int | None:
-        """Message id of an earlier SUCCEEDED message with this key and digest, DTTM >= since."""
+    def find_duplicate(self, identity_key: str, digest: str, dttm: datetime) -> int | None:
+        """Message id of an earlier SUCCEEDED message that is this very message: same
+        identity key, same payload digest and the same DTTM (docs/design.md "Duplicates")."""
 
     def load_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
         """Current states of these FLIDs (missing ones are absent from the result)."""

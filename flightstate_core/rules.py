@@ -5,8 +5,9 @@ Rules (numbered like h11's state table; the handlers cite them):
 R1. ``APPLY_RULES[family]`` says whether Clear is honoured and how carried collections
     merge: ``PACKAGE`` (DNLD/RESP) honours Clear and replaces every carried collection;
     ``SET_ONLY`` (ADFT/ADD/UPD) ignores every Clear (scalar, collection, document, stand
-    update child) and merges carried items by the collection policy; ``FLOP`` honours
-    Clear and merges by the collection policy.
+    update child) and merges every carried collection by seq whatever its policy (seed
+    §3.3: an ADFT is never a replacement, so it sets the items it carries and keeps the
+    others); ``FLOP`` honours Clear and merges by the collection policy.
 R2. The collection policy is ``CoreConfig.collection_policies`` (catalog default,
     site-overridable): REPLACE -> ``Replace``, MERGE_BY_SEQ -> ``MergeBySeq``.
 R3. A carried collection that is one element with no children (no seq, or seq "" ), or,
@@ -66,11 +67,11 @@ class ApplyRule:
 
     name: str
     honour_clear: bool
-    collections: Literal["replace", "policy"]
+    collections: Literal["replace", "merge", "policy"]
 
 
 PACKAGE: Final = ApplyRule("package", honour_clear=True, collections="replace")
-SET_ONLY: Final = ApplyRule("set_only", honour_clear=False, collections="policy")
+SET_ONLY: Final = ApplyRule("set_only", honour_clear=False, collections="merge")
 FLOP: Final = ApplyRule("flop", honour_clear=True, collections="policy")
 
 APPLY_RULES: Final[Mapping[str, ApplyRule]] = MappingProxyType(
@@ -156,6 +157,8 @@ def collection_op(
         return CLEAR if rule.honour_clear else UNCHANGED
     if rule.collections == "replace":
         return Replace(value)
+    if rule.collections == "merge":
+        return MergeBySeq(value)
     if collection_policy(code, config) is Policy.MERGE_BY_SEQ:
         return MergeBySeq(value)
     return Replace(value)

@@ -4,8 +4,8 @@
 2. ``store.transaction()``, ``tx.lock_pipeline(epoch)`` (a stale epoch raises
    LeadershipLost before anything is written);
 3. ``tx.get_proc``: already processed -> ``None`` (nothing applied: replay safety);
-4. business duplicate (same identity_key and digest SUCCEEDED within the window by DTTM)
-   -> DUPLICATE;
+4. business duplicate (an earlier SUCCEEDED message with the same identity_key, payload
+   digest and DTTM: a re-send of this very message) -> DUPLICATE;
 5. load the named flights, their masters and codeshares (``needed_flids`` until it is
    satisfied, plus ``tx.load_codeshares`` for the message's FLIDs);
 6. ``decide``; 7. ``tx.save(ProcessedMessage)`` and commit.
@@ -237,14 +237,11 @@ def _load(tx: StateTransaction, message: Message) -> dict[str, FlightState]:
     return current
 
 
-def _duplicate_of(
-    tx: StateTransaction, message: Message, row: InboxRow, config: CoreConfig
-) -> int | None:
+def _duplicate_of(tx: StateTransaction, message: Message, row: InboxRow) -> int | None:
     dttm = message.envelope.dttm
-    if dttm is None:
+    if dttm is None:  # no send time: nothing tells a re-send from a new message
         return None
-    since = dttm - config.duplicate_window
-    return tx.find_duplicate(message.envelope.identity_key, _digest(message, row), since)
+    return tx.find_duplicate(message.envelope.identity_key, _digest(message, row), dttm)
 
 
 def _decide_in_tx(
@@ -252,7 +249,7 @@ def _decide_in_tx(
 ) -> Decision:
     if isinstance(decoded, Undecodable):
         return Decision(outcome=Outcome.DEAD, reason=str(decoded.error))
-    original = _duplicate_of(tx, decoded, row, config)
+    original = _duplicate_of(tx, decoded, row)
     if original is not None:
         return Decision(outcome=Outcome.DUPLICATE, reason=f"duplicate of message {original}")
     current = _load(tx, decoded)

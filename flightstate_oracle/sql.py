@@ -198,9 +198,9 @@ PROC_DUPLICATE: Final = _stmt(
     """SELECT MESSAGE_ID FROM (
       SELECT MESSAGE_ID FROM PROC_STATE
       WHERE IDENTITY_KEY = :IDENTITY_KEY AND PAYLOAD_DIGEST = :PAYLOAD_DIGEST
-        AND STATUS = 'SUCCEEDED' AND DTTM >= FROM_TZ(:SINCE, '+00:00')
+        AND STATUS = 'SUCCEEDED' AND DTTM = FROM_TZ(:DTTM, '+00:00')
       ORDER BY MESSAGE_ID DESC) WHERE ROWNUM <= 1""",
-    {"SINCE": Bind.TSTZ},
+    {"DTTM": Bind.TSTZ},
 )
 # Batch reads (flightstate_core.batch): fixed-size IN lists, chunked by the caller. Why not a
 # collection bind or a temporary table: see ``transaction.OracleTransaction.get_procs``.

@@ -137,12 +137,12 @@ class OracleTransaction:
         return proc_from_row(rows[0]) if rows else None
 
     @_guarded
-    def find_duplicate(self, identity_key: str, digest: str, since: datetime) -> int | None:
-        """Latest earlier SUCCEEDED message with this key and digest (DTTM >= since)."""
+    def find_duplicate(self, identity_key: str, digest: str, dttm: datetime) -> int | None:
+        """Latest earlier SUCCEEDED message with this key, digest and DTTM."""
         self._require_lock()
         rows = query(self._conn, sql.PROC_DUPLICATE, {
             "IDENTITY_KEY": identity_key, "PAYLOAD_DIGEST": digest,
-            "SINCE": to_utc_naive(since)})  # fmt: skip
+            "DTTM": to_utc_naive(dttm)})  # fmt: skip
         return int(str(rows[0]["MESSAGE_ID"])) if rows else None
 
     @_guarded

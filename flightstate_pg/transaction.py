@@ -54,7 +54,7 @@ _FLOORS: Final = (
 )
 _DUPLICATE: Final = (
     "SELECT MESSAGE_ID FROM PROC_STATE WHERE IDENTITY_KEY = %s AND PAYLOAD_DIGEST = %s "
-    "AND STATUS = 'SUCCEEDED' AND DTTM >= %s ORDER BY MESSAGE_ID DESC LIMIT 1"
+    "AND STATUS = 'SUCCEEDED' AND DTTM = %s ORDER BY MESSAGE_ID DESC LIMIT 1"
 )
 
 
@@ -152,10 +152,10 @@ class PgTransaction:
         return None if row is None else _proc(row)
 
     @_guarded
-    def find_duplicate(self, identity_key: str, digest: str, since: datetime) -> int | None:
-        """Message id of an earlier SUCCEEDED message with this key and digest (DTTM >= since)."""
+    def find_duplicate(self, identity_key: str, digest: str, dttm: datetime) -> int | None:
+        """Message id of an earlier SUCCEEDED message with this key, digest and DTTM."""
         self._require_lock()
-        row = self._conn.execute(_DUPLICATE, (identity_key, digest, since)).fetchone()
+        row = self._conn.execute(_DUPLICATE, (identity_key, digest, dttm)).fetchone()
         return None if row is None else int(row[0])
 
     @_guarded

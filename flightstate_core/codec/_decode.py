@@ -146,9 +146,21 @@ def _reference(envelope: Envelope, payload: list[Element], config: CoreConfig) -
     body = [e for e in payload if e.tag != "RECS"]
     records = sum(1 for e in body if e.tag == envelope.type)
     what = f"{envelope.type} records"
-    count = _recs(recs[0] if recs else None, "/MSG/RECS", records, what)
+    note = ""
+    try:
+        count = _recs(recs[0] if recs else None, "/MSG/RECS", records, what)
+    except ProtocolError as exc:  # not ours to validate: noted, the message stays IGNORED
+        count, note = _declared(recs[0]), str(exc)
     digest = payload_digest(payload)
-    return ReferenceDataMessage(envelope, count, _raw_xml(body), payload_digest=digest)
+    return ReferenceDataMessage(
+        envelope, count, _raw_xml(body), payload_digest=digest, recs_note=note
+    )
+
+
+def _declared(element: Element) -> int | None:
+    """The count a RECS element declares, if it is one."""
+    text = element.text or ""
+    return int(text) if text.isascii() and text.isdigit() and len(element) == 0 else None
 
 
 def _request_fields(payload: list[Element], tag: str, names: tuple[str, ...]) -> dict[str, str]:

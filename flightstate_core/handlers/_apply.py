@@ -1,5 +1,9 @@
 """Overlay one FlightRecord onto one flight under an ``ApplyRule`` (rules R1-R3).
 
+A carried MAFL is not applied: the core maintains a master's MAFL from the MAID links of
+its codeshares (``codeshare``), and a list upstream sends may disagree with them; what it
+said is noted on the decision (``codeshare.note_carried_mafl``), never used.
+
 PSHT/TIPT (stand updates) copy their children onto every stand-plan item whose PSST
 equals the block's PUST/TRST; no such item is a ProtocolError (the message is DEAD).
 """
@@ -7,6 +11,7 @@ equals the block's PUST/TRST; no such item is a ProtocolError (the message is DE
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from flightstate_core.catalog import COLLECTIONS, STAND_UPDATES
 from flightstate_core.config import CoreConfig
@@ -19,7 +24,10 @@ from flightstate_core.rules import ApplyRule, collection_op
 from flightstate_core.state import FlightState
 from flightstate_core.values import Clear, Set
 
-__all__ = ["apply_record"]
+__all__ = ["MAINTAINED_DOCUMENTS", "apply_record"]
+
+#: Documents the core keeps itself; a message's copy is reported, never applied.
+MAINTAINED_DOCUMENTS: Final = frozenset({"MAFL"})
 
 _PSDT_ORDER = {spec.code: index for index, spec in enumerate(COLLECTIONS["PSDT"].children)}
 
@@ -67,6 +75,8 @@ def _documents(
         return stored
     result = dict(stored)
     for code, value in carried.items():
+        if code in MAINTAINED_DOCUMENTS:
+            continue
         if isinstance(value, Clear) or not value:
             if rule.honour_clear:
                 result.pop(code, None)

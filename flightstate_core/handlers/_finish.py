@@ -8,7 +8,7 @@ is ACTIVE after the decision; otherwise to the flight itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 from flightstate_core.catalog import EXCEPTIONS
@@ -23,7 +23,7 @@ from flightstate_core.decision import (
 )
 from flightstate_core.handlers import codeshare
 from flightstate_core.handlers._draft import Draft, with_version
-from flightstate_core.messages import Envelope
+from flightstate_core.messages import Envelope, FlightRecord
 from flightstate_core.state import FlightState
 from flightstate_core.wire import WIRE_KEYS, notification, wire
 
@@ -152,10 +152,18 @@ def _events(
     return events
 
 
-def finish(draft: Draft, envelope: Envelope, config: CoreConfig, ctx: DecisionContext) -> Decision:
-    """Apply the codeshare rules, bump versions once, build the events."""
+def finish(
+    draft: Draft,
+    envelope: Envelope,
+    config: CoreConfig,
+    ctx: DecisionContext,
+    records: Iterable[FlightRecord] = (),
+) -> Decision:
+    """Apply the codeshare rules, bump versions once, build the events. ``records``: the
+    message's records, for the note on a carried MAFL that was not applied."""
     codeshare.cascade(draft)
     codeshare.maintain(draft)
+    codeshare.note_carried_mafl(draft, records)
     finals = _finalize(draft, ctx)
     events = _events(draft, finals, envelope, config, ctx)
     return Decision(

@@ -4,24 +4,31 @@ A codeshare is an ACTIVE flight whose MAID names another FLID (its master). The 
 MAFL document lists its ACTIVE codeshares as ``{FLID, CSOP, CSFT}``; the core keeps it:
 
 1. ``cascade``: a master going ACTIVE -> DELETED in this decision deletes every ACTIVE
-   flight whose MAID names it, and every FLID its MAFL lists (when loaded), in the same
-   decision (so no half state: master deleted, codeshare alive).
+   flight whose MAID names it, in the same decision (so no half state: master deleted,
+   codeshare alive). Only MAID links count: a FLID a MAFL lists without naming the master
+   by MAID is an independent flight and is never deleted with it.
 2. ``maintain``: a flight whose link (master, entry) changed is removed from the old
    master's MAFL and upserted into the new master's (replacing the first entry with the
    same FLID, else appended). A master created in this decision picks up the ACTIVE
    codeshares that already name it. Only ACTIVE masters that exist are changed; a
    DELETED master keeps its details.
+3. ``note_carried_mafl``: a MAFL carried in a message is not applied (``_apply``); when
+   its FLIDs differ from the maintained list, the decision notes what upstream sent.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from attrs import evolve
 
 from flightstate_core.handlers._draft import Draft
 from flightstate_core.items import DocItem
+from flightstate_core.messages import FlightRecord
 from flightstate_core.state import FlightState, FlightStatus
+from flightstate_core.values import Clear
 
-__all__ = ["cascade", "link", "maintain", "master_of"]
+__all__ = ["cascade", "link", "maintain", "master_of", "note_carried_mafl"]
 
 Link = tuple[str, DocItem]
 
@@ -71,8 +78,7 @@ def cascade(draft: Draft) -> None:
         return
     index = _maid_index(draft)
     for master in masters:
-        listed = [str(item.get("FLID")) for item in draft.work[master].documents.get("MAFL", ())]
-        for flid in dict.fromkeys([*index.get(master, []), *listed]):
+        for flid in index.get(master, []):
             state = draft.get(flid)
             if state is None or state.is_deleted or flid == master:
                 continue
@@ -140,3 +146,23 @@ def maintain(draft: Draft) -> None:
     created = [flid for flid in touched if flid not in draft.current]
     if created:
         _adopt(draft, created)
+
+
+def _flids(entries: Iterable[DocItem]) -> list[str]:
+    return [str(item.get("FLID") or "") for item in entries]
+
+
+def note_carried_mafl(draft: Draft, records: Iterable[FlightRecord]) -> None:
+    """Rule 3: note each carried MAFL whose FLIDs differ from the maintained MAFL."""
+    for record in records:
+        carried = record.documents.get("MAFL")
+        if carried is None:
+            continue
+        sent = [] if isinstance(carried, Clear) else _flids(carried)
+        state = draft.get(record.flid)
+        kept = _flids(state.documents.get("MAFL", ())) if state is not None else []
+        if sent != kept:
+            draft.note(
+                f"FLID {record.flid}: MAFL carried {sent} not applied; MAFL follows the "
+                f"codeshares naming it by MAID {kept}"
+            )

@@ -27,4 +27,6 @@ def handle_ignored(message: IgnoredMessage) -> Decision:
     """IGNORED, with the reason naming the kind."""
     envelope = message.envelope
     reason = f"{envelope.type}/{envelope.styp}: {_REASONS[type(message)]}"
+    if isinstance(message, ReferenceDataMessage) and message.recs_note:
+        reason += f"; {message.recs_note}"
     return Decision(outcome=Outcome.IGNORED, reason=reason)

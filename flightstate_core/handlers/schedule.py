@@ -77,10 +77,27 @@ def _validate(
         ):
             raise ProtocolError(
                 f"/MSG/SCHD/FLTR[{index}]/SODT",
-                f"FLID {record.flid}: OPERATION_DAY {stored.operation_day} cannot become {day}",
+                f"FLID {record.flid}: OPERATION_DAY {stored.operation_day} cannot become {day}"
+                + _stored_disagreement(stored, config),
             )
         days.append(day)
     return days
+
+
+def _stored_disagreement(stored: FlightState, config: CoreConfig) -> str:
+    """Why a package may conflict with a day it did not choose: a stored SODT that already
+    implies another day (written by a Set-only message before that became a protocol
+    error) is named, so the reason points at the stored state, not at the package."""
+    sodt = stored.scalars.get("SODT")
+    if sodt is None:
+        return ""
+    try:
+        implied = operation_day(sodt, config)
+    except ValueError:
+        return f" (the stored SODT {sodt!r} is not a time)"
+    if implied == stored.operation_day:
+        return ""
+    return f" (the stored SODT {sodt} already implies {implied}: an earlier message set it)"
 
 
 def handle_package(
@@ -104,4 +121,4 @@ def handle_package(
         if day is not None and state.operation_day is None:
             state = evolve(state, operation_day=day)
         draft.put(state)
-    return finish(draft, message.envelope, config, ctx)
+    return finish(draft, message.envelope, config, ctx, message.records)

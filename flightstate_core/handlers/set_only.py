@@ -1,8 +1,11 @@
 """SCHD ADFT/ADD/UPD: add or update flights, Set-only (spec §8, seed §3.3).
 
-Present values update; absent or empty never clear (rule SET_ONLY). A new flight takes
-OPERATION_DAY from a parsable SODT (else NULL); an existing flight keeps its stored day
-(a SODT implying another day is noted, not applied). A DELETED FLID is not revived
+Present values update; absent or empty never clear (rule SET_ONLY); a carried collection
+sets the items it carries, matched by seq, and keeps every other item. OPERATION_DAY
+follows the invariant every handler keeps: a stored SODT derives the stored day. So a
+flight without a day takes it from a parsable SODT, and a SODT that would put a flight
+whose day is set on another day is a protocol error naming the element: the message is
+DEAD and nothing of it is applied (as for a package). A DELETED FLID is not revived
 (noted) unless ``config.revive_deleted``.
 """
 
@@ -14,6 +17,7 @@ from attrs import evolve
 
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Decision, DecisionContext
+from flightstate_core.errors import ProtocolError
 from flightstate_core.handlers._apply import apply_record
 from flightstate_core.handlers._draft import Draft, new_state
 from flightstate_core.handlers._finish import finish
@@ -35,13 +39,15 @@ def _apply_one(draft: Draft, record: FlightRecord, index: int, config: CoreConfi
     base = stored or new_state(record.flid)
     if base.is_deleted:
         base = evolve(base, status=FlightStatus.ACTIVE)
-    state = apply_record(base, record, SET_ONLY, config)
-    if stored is None and day is not None:
-        state = evolve(state, operation_day=day)
-    elif stored is not None and day is not None and day != stored.operation_day:
-        draft.note(
-            f"FLID {record.flid}: OPERATION_DAY kept ({stored.operation_day}), SODT implies {day}"
+    if day is not None and base.operation_day not in (None, day):
+        xpath = record.xpath or f"/MSG/SCHD/FLTR[{index}]"
+        raise ProtocolError(
+            f"{xpath}/SODT",
+            f"FLID {record.flid}: OPERATION_DAY {base.operation_day} cannot become {day}",
         )
+    state = apply_record(base, record, SET_ONLY, config)
+    if day is not None and state.operation_day is None:
+        state = evolve(state, operation_day=day)
     draft.put(state)
 
 
@@ -55,4 +61,4 @@ def handle_set_only(
     draft = Draft(current)
     for index, record in enumerate(message.records, 1):
         _apply_one(draft, record, index, config)
-    return finish(draft, message.envelope, config, ctx)
+    return finish(draft, message.envelope, config, ctx, message.records)

@@ -71,9 +71,11 @@ _NO_ENVELOPE: Final = Envelope("", "", "", "", "")
 # ----------------------------------------------------------------------------- builders
 
 
-def envelope(type_: str, styp: str, seqn: str = "1", *, sndr: str = "AODB") -> Envelope:
-    """A META block with a fixed DTTM (2021-01-23 08:00 airport time)."""
-    return Envelope(sndr, seqn, _DTTM.strftime("%Y%m%d%H%M%S"), type_, styp, _DTTM)
+def envelope(
+    type_: str, styp: str, seqn: str = "1", *, sndr: str = "AODB", dttm: datetime = _DTTM
+) -> Envelope:
+    """A META block; DTTM 2021-01-23 08:00 airport time unless given."""
+    return Envelope(sndr, seqn, dttm.strftime("%Y%m%d%H%M%S"), type_, styp, dttm)
 
 
 def item(seq: str | None, **values: str) -> Item:
@@ -106,16 +108,23 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
 
 
-def flop(styp: str, *blocks: FlightRecord, seqn: str = "1") -> FlopMessage:
-    """A FLOP message (digest over its blocks)."""
-    return FlopMessage(envelope("FLOP", styp, seqn), blocks, _digest(styp, blocks))
+def flop(
+    styp: str, *blocks: FlightRecord, seqn: str = "1", dttm: datetime = _DTTM
+) -> FlopMessage:
+    """A FLOP message (digest over its blocks, as the codec's: the payload, not META)."""
+    return FlopMessage(envelope("FLOP", styp, seqn, dttm=dttm), blocks, _digest(styp, blocks))
 
 
 def schedule(
-    styp: str, *records: FlightRecord, seqn: str = "1", recs: int | None = None
+    styp: str,
+    *records: FlightRecord,
+    seqn: str = "1",
+    recs: int | None = None,
+    dttm: datetime = _DTTM,
 ) -> ScheduleMessage:
     """A SCHD message (digest over its records)."""
-    return ScheduleMessage(envelope("SCHD", styp, seqn), recs, records, _digest(styp, records))
+    env = envelope("SCHD", styp, seqn, dttm=dttm)
+    return ScheduleMessage(env, recs, records, _digest(styp, records))
 
 
 # ----------------------------------------------------------------------------- values
@@ -213,17 +222,20 @@ def flop_messages(draw: Any, styp: str | None = None) -> FlopMessage:
     styp = styp or draw(st.sampled_from(sorted(FLOP_SUBTYPES)))
     flid = draw(_FLID)
     if styp == "FDEL":
-        return flop(styp, record(flid, delete=True), seqn=draw(_SEQN))
+        return flop(styp, record(flid, delete=True), seqn=draw(_SEQN), dttm=draw(_SENT))
     elements = sorted(FLOP_SUBTYPES[styp])
     chosen = draw(st.lists(st.sampled_from(elements), min_size=1, unique=True))
     fields: dict[str, Any] = {}
     for element in chosen:
         for key, value in _element(element, draw).items():
             fields[key] = value if key == "stand_updates" else {**fields.get(key, {}), **value}
-    return flop(styp, record(flid, **fields), seqn=draw(_SEQN))
+    return flop(styp, record(flid, **fields), seqn=draw(_SEQN), dttm=draw(_SENT))
 
 
 _SEQN = st.sampled_from(["1243", "1", "2"])
+# Few send times, so that histories reuse one SEQN with the same payload at another DTTM
+# (A -> B -> A, earlier or later): another message, never a duplicate.
+_SENT = st.sampled_from([_DTTM, _DTTM.replace(hour=9), _DTTM.replace(day=20)])
 _PACKAGE_SCALARS: Final = ("ALCD", "FLNO", "MVIN", "STND", "MAID", "CSOP", "REMC", "ACTT")
 
 
@@ -235,7 +247,14 @@ def _fltr(draw: Any, flid: str, *, clear: bool) -> FlightRecord:
     for code in draw(st.lists(st.sampled_from(_PACKAGE_SCALARS), unique=True, max_size=4)):
         scalars[code] = draw(_op(code, clear=clear))
     colls = draw(st.lists(st.sampled_from(sorted(COLLECTIONS)), unique=True, max_size=2))
-    return record(flid, scalars, {code: draw(_collection(code)) for code in colls})
+    documents = {"MAFL": draw(_mafl())} if draw(st.integers(0, 3)) == 0 else {}
+    return record(flid, scalars, {code: draw(_collection(code)) for code in colls}, documents)
+
+
+def _mafl() -> st.SearchStrategy[DocumentValue]:
+    """A carried MAFL naming FLIDs of the pool, codeshares or not (upstream's list)."""
+    entry = _FLID.map(lambda flid: DocItem((("FLID", flid), ("CSOP", "MU"))))
+    return st.one_of(st.lists(entry, min_size=1, max_size=3).map(tuple), st.just(CLEAR))
 
 
 @st.composite
@@ -244,9 +263,9 @@ def schedule_messages(draw: Any) -> ScheduleMessage:
     styp = draw(st.sampled_from(["DNLD", "RESP", "ADFT", "ADD", "UPD"] * 2 + ["DEL"]))
     flids = draw(st.lists(_FLID, min_size=1, max_size=3))
     if styp == "DEL":
-        return schedule(styp, *(record(f) for f in flids), seqn=draw(_SEQN))
+        return schedule(styp, *(record(f) for f in flids), seqn=draw(_SEQN), dttm=draw(_SENT))
     records = [draw(_fltr(f, clear=True)) for f in flids]
-    return schedule(styp, *records, seqn=draw(_SEQN), recs=len(records))
+    return schedule(styp, *records, seqn=draw(_SEQN), recs=len(records), dttm=draw(_SENT))
 
 
 def _ignored() -> st.SearchStrategy[Message]:

@@ -325,10 +325,13 @@ class StoreContract:
         assert self.apply(store, processed(2, status=Outcome.DEAD, identity_key="K", digest="z"))
         with store.transaction() as tx:
             tx.lock_pipeline(0)
-            assert tx.find_duplicate("AODB|FLOP|GTDT|7", "abc", NOW - timedelta(hours=1)) == 1
-            assert tx.find_duplicate("AODB|FLOP|GTDT|7", "abd", NOW - timedelta(hours=1)) is None
+            # Only this very message: same key, same digest and the same DTTM (design.md
+            # "Duplicates"); an earlier or a later DTTM is another message.
+            assert tx.find_duplicate("AODB|FLOP|GTDT|7", "abc", NOW) == 1
+            assert tx.find_duplicate("AODB|FLOP|GTDT|7", "abd", NOW) is None
             assert tx.find_duplicate("AODB|FLOP|GTDT|7", "abc", NOW + timedelta(minutes=1)) is None
-            assert tx.find_duplicate("K", "z", NOW - timedelta(hours=1)) is None  # DEAD
+            assert tx.find_duplicate("AODB|FLOP|GTDT|7", "abc", NOW - timedelta(minutes=1)) is None
+            assert tx.find_duplicate("K", "z", NOW) is None  # DEAD
 
     def test_stale_epoch_is_fenced(self, store: Any) -> None:
         self.set_epoch(store, 5)

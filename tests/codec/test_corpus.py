@@ -66,7 +66,7 @@ EXPECTED: dict[str, type | Err] = {
     "ABNR_UPD_01.xml": REF,
     "AIRC_ADD_01.xml": REF,
     "AIRC_DEL_01.xml": REF,
-    "AIRC_DNLD_01.xml": Err("/MSG/RECS", "RECS says 1 but 2"),
+    "AIRC_DNLD_01.xml": REF,  # RECS 1, two records: noted (test_reference_recs_mismatch)
     "AIRL_ADD_01.xml": REF,
     "AIRL_DEL_01.xml": REF,
     "AIRL_DNLD_01.xml": REF,
@@ -166,7 +166,7 @@ EXPECTED: dict[str, type | Err] = {
     "FLOP_VIPP_02.xml": FLOP,
     "FLOP_VIPP_03.xml": FLOP,
     "FLOP_VIPP_04.xml": FLOP,
-    "FLTL_ADD_01.xml": Err("/MSG/RECS", "RECS says 2 but 1"),
+    "FLTL_ADD_01.xml": REF,  # RECS 2, one record: noted
     "FLTL_DEL_01.xml": REF,
     "FLTL_DNLD_01.xml": REF,
     "GLST_ADD_01.xml": REF,
@@ -270,3 +270,16 @@ def test_envelope_and_flids_match_the_index(row: dict[str, str]) -> None:
         message = decode(_raw(row["file"]))
         records = message.blocks if isinstance(message, FlopMessage) else message.records
         assert ",".join(record.flid for record in records) == row["flid_values"]
+
+
+@pytest.mark.parametrize(
+    ("name", "note"),
+    [("AIRC_DNLD_01.xml", "RECS says 1 but 2"), ("FLTL_ADD_01.xml", "RECS says 2 but 1")],
+)
+def test_reference_recs_mismatch_is_noted_not_raised(name: str, note: str) -> None:
+    """Spec §3/§4: reference data is not ours to validate; its RECS mismatch is kept as a
+    note naming the element (the handler puts it in the IGNORED reason)."""
+    message = decode(_raw(name))
+    assert isinstance(message, ReferenceDataMessage)
+    assert message.recs_note.startswith("/MSG/RECS")
+    assert note in message.recs_note

@@ -21,8 +21,6 @@ from .helpers import CONFIG, NOW, check_events, run
 FILES = [row["file"] for row in read_index()]
 DECODE_DEAD = {
     "ABNR_ADD_01.xml",
-    "AIRC_DNLD_01.xml",
-    "FLTL_ADD_01.xml",
     "FLOP_TOBT_01.xml",
     "FLOP_FDIV_03.xml",
     "FLOP_FDIV_04.xml",

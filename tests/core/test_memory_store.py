@@ -63,9 +63,11 @@ def test_duplicate_search_and_codeshare_loading() -> None:
     with store.transaction() as tx:
         tx.save(processed(1))
     with store.transaction() as tx:
-        assert tx.find_duplicate("K|1", "d", NOW - timedelta(hours=1)) == 1
+        # the same message is the same key, digest and DTTM: no window either way
+        assert tx.find_duplicate("K|1", "d", NOW) == 1
         assert tx.find_duplicate("K|1", "d", NOW + timedelta(seconds=1)) is None
-        assert tx.find_duplicate("K|1", "other", NOW - timedelta(hours=1)) is None
+        assert tx.find_duplicate("K|1", "d", NOW - timedelta(hours=1)) is None
+        assert tx.find_duplicate("K|1", "other", NOW) is None
         tx.tables.flights.update({"C": flight("C", MAID="M"), "S": flight("S", MAID="S")})
         assert set(tx.load_codeshares(["M", "S"])) == {"C"}
         assert set(tx.load_flights(["C", "Q"])) == {"C"}

@@ -143,17 +143,44 @@ def test_adft_merges_operation_records_by_policy() -> None:
     assert [(i.seq, i.get("ABOP")) for i in state.collections["ABTM"]] == [("1", "A"), ("2", "D")]
 
 
-def test_adft_day_only_on_creation() -> None:
+def test_adft_gives_a_flight_without_a_day_its_day() -> None:
+    """A stored SODT always derives the stored OPERATION_DAY (issue 19, case 4)."""
     current = {"A": flight("A", day=DAY), "B": flight("B")}
     decision = run(
         current,
         schedule(
-            "ADFT", fltr("A", "25JAN210535"), fltr("B", "25JAN210535"), fltr("C", "25JAN210535")
+            "ADFT", fltr("A", "23JAN211200"), fltr("B", "25JAN210535"), fltr("C", "25JAN210535")
         ),
     )
     days = {f: s.operation_day for f, s in decision.states.items()}
-    assert days == {"A": DAY, "B": None, "C": date(2021, 1, 25)}
-    assert any("OPERATION_DAY kept" in note for note in decision.notes)
+    assert days == {"A": DAY, "B": date(2021, 1, 25), "C": date(2021, 1, 25)}
+
+
+def test_adft_moving_a_flight_to_another_day_is_dead() -> None:
+    """Was: the SODT applied and the day kept (noted), so SODT and OPERATION_DAY disagreed
+    and every later package carrying that SODT was DEAD. Now: a protocol error naming the
+    element, nothing of the message applied (issue 19, case 4)."""
+    current = {"A": flight("A", day=DAY), "B": flight("B")}
+    decision = run(
+        current,
+        schedule("ADFT", fltr("B", "25JAN210535"), fltr("A", "25JAN210535", STND="9")),
+    )
+    assert decision.outcome is Outcome.DEAD
+    assert (decision.reason or "").startswith("/MSG/SCHD/FLTR[2]/SODT")
+    assert "OPERATION_DAY 2021-01-23 cannot become 2021-01-25" in (decision.reason or "")
+    assert not decision.states
+    assert not decision.events
+
+
+def test_package_conflict_names_a_stored_sodt_that_already_disagrees() -> None:
+    """Data written before issue 19 may hold a SODT on another day than OPERATION_DAY: a
+    package carrying that SODT is still DEAD, and the reason says the stored SODT is why."""
+    current = {"A": flight("A", day=DAY, SODT="24JAN211030")}
+    decision = run(current, schedule("DNLD", fltr("A", "24JAN211030")))
+    assert decision.outcome is Outcome.DEAD
+    assert "the stored SODT 24JAN211030 already implies 2021-01-24" in (decision.reason or "")
+    plain = run({"B": flight("B", day=DAY)}, schedule("DNLD", fltr("B", "24JAN211030")))
+    assert "stored SODT" not in (plain.reason or "")
 
 
 @pytest.mark.parametrize("styp", ["DNLD", "ADFT"])
@@ -290,3 +317,19 @@ def test_ignored_kinds(message: Any) -> None:
     decision = run({}, message)
     assert decision.outcome is Outcome.IGNORED
     assert decision.reason
+
+
+def test_carried_mafl_that_agrees_is_not_noted_and_changes_nothing() -> None:
+    entry = DocItem((("FLID", "C"), ("CSOP", "MU")))
+    current = {
+        "M": flight("M", day=DAY, documents={"MAFL": (entry,)}),
+        "C": flight("C", day=DAY, MAID="M", CSOP="MU"),
+    }
+    same = record("M", {"SODT": Set("23JAN210535")}, documents={"MAFL": (entry,)})
+    decision = run(current, schedule("DNLD", same))
+    assert decision.outcome is Outcome.SUCCEEDED
+    assert not decision.notes
+    cleared = run(current, schedule("DNLD", record("M", documents={"MAFL": CLEAR})))
+    assert not cleared.states  # a carried Clear does not empty the maintained list
+    assert cleared.notes == ("FLID M: MAFL carried [] not applied; MAFL follows the "
+                             "codeshares naming it by MAID ['C']",)  # fmt: skip

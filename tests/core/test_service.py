@@ -91,16 +91,18 @@ def test_business_duplicate_within_window() -> None:
     assert other.proc.status is Outcome.SUCCEEDED
 
 
-def test_duplicate_window_is_by_dttm() -> None:
+@pytest.mark.parametrize("shift", [timedelta(minutes=1), -timedelta(days=3)])
+def test_same_text_with_another_dttm_is_not_a_duplicate(shift: timedelta) -> None:
+    """A duplicate is this very message re-sent: another send time, later or earlier, is
+    another message (was: a window by DTTM, one-sided, 24 h)."""
     store = MemoryStore()
     process(store, 5, STND)
-    late = STND.envelope.dttm + CONFIG.duplicate_window + timedelta(minutes=1)  # type: ignore[operator]
-    env = envelope("FLOP", "STND", "77")
-    resent = evolve(STND, envelope=evolve(env, dttm=late))
-    result = process(store, 6, resent)
+    assert STND.envelope.dttm is not None
+    other = evolve(STND, envelope=evolve(STND.envelope, dttm=STND.envelope.dttm + shift))
+    result = process(store, 6, other)
     assert result is not None
     assert result.proc.status is Outcome.SUCCEEDED
-    assert not result.states
+    assert not result.states  # same content: nothing changed, but not called a duplicate
 
 
 @pytest.mark.parametrize(

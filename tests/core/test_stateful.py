@@ -2,35 +2,47 @@
 store, checking the seed §7 invariants after every step.
 
 Invariants: versions are monotonic and move by exactly one per changed flight; a set
-OPERATION_DAY never changes; a field the message does not carry is unchanged (no
-implicit clears; MAFL and the cascade status are the core's own maintenance); no flight
-is deleted except by FDEL / SCHD DEL naming it or its master; a replayed row changes
-nothing; a resent message that already SUCCEEDED is DUPLICATE and changes nothing; a
-FLOP applies exactly what it carries; every event matches ``wire`` and the schemas.
+OPERATION_DAY never changes, and a stored SODT always derives the stored OPERATION_DAY;
+a field the message does not carry is unchanged (no implicit clears; MAFL and the cascade
+status are the core's own maintenance); no flight is deleted except by FDEL / SCHD DEL
+naming it, or by the cascade of a master its MAID names that this message deleted; a
+replayed row changes nothing; a resent message (same key, payload and DTTM) that already
+SUCCEEDED is DUPLICATE and changes nothing, and nothing else is ever DUPLICATE: no
+message that changes a value (one with another payload or another DTTM, A -> B -> A with
+one SEQN included) is called a duplicate; a FLOP applies exactly what it carries; every
+event matches ``wire`` and the schemas.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from attrs import evolve
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from flightstate_core.decision import Outcome
-from flightstate_core.handlers import message_flids
+from flightstate_core.decision import DecisionContext, Outcome
+from flightstate_core.handlers import decide, message_flids
+from flightstate_core.items import DocItem
 from flightstate_core.memory import MemoryStore
 from flightstate_core.messages import FlightRecord, FlopMessage, Message, ScheduleMessage
+from flightstate_core.opday import operation_day
 from flightstate_core.records import InboxRow, ProcessedMessage
 from flightstate_core.service import Undecodable, process_message
 from flightstate_core.state import FlightState
-from flightstate_core.testing.histories import messages
+from flightstate_core.testing.histories import FLID_POOL, flop, messages, record, schedule
 from flightstate_core.values import Set
 
 from .helpers import CONFIG, NOW, check_events
 
 Subject = Message | Undecodable
+Identity = tuple[str, str, object]  # identity key, payload digest, DTTM
 SET_ONLY = frozenset({"ADFT", "ADD", "UPD"})
+_SENT = [datetime(2021, 1, 23, 8, 0, tzinfo=ZoneInfo("Asia/Shanghai")) + timedelta(hours=h)
+         for h in (-72, 0, 1, 30)]  # fmt: skip
 
 
 def records_for(message: Subject, flid: str) -> list[FlightRecord]:
@@ -66,16 +78,16 @@ class History(RuleBasedStateMachine):
         super().__init__()
         self.store = MemoryStore()
         self.rows: list[tuple[InboxRow, Subject]] = []
-        self.succeeded: set[tuple[str, str]] = set()
+        self.succeeded: set[Identity] = set()
 
     def _send(self, message_id: int, message: Subject) -> ProcessedMessage | None:
         row = InboxRow(message_id, "<replayed/>", NOW)
         return process_message(self.store, row, CONFIG, now=NOW, epoch=None, decoded=message)
 
-    def _identity(self, message: Subject) -> tuple[str, str] | None:
+    def _identity(self, message: Subject) -> Identity | None:
         if isinstance(message, Undecodable):
             return None
-        return message.envelope.identity_key, message.payload_digest
+        return message.envelope.identity_key, message.payload_digest, message.envelope.dttm
 
     @rule(message=messages())
     def new_message(self, message: Subject) -> None:
@@ -85,6 +97,27 @@ class History(RuleBasedStateMachine):
     def resend(self, index: int) -> None:
         if self.rows:
             self._deliver(len(self.rows) + 1, self.rows[index % len(self.rows)][1])
+
+    @rule(index=st.integers(0, 1000), sent=st.sampled_from(_SENT))
+    def same_seqn_another_time(self, index: int, sent: datetime) -> None:
+        """An earlier message's key and payload sent again at another DTTM (SEQN reuse,
+        earlier or later than the first): another message, applied like any other."""
+        if not self.rows:
+            return
+        message = self.rows[index % len(self.rows)][1]
+        if isinstance(message, Undecodable):
+            return
+        again = evolve(message, envelope=evolve(message.envelope, dttm=sent))
+        self._deliver(len(self.rows) + 1, again)
+
+    @rule(master=st.sampled_from(FLID_POOL), listed=st.sampled_from(FLID_POOL))
+    def carried_mafl_then_delete(self, master: str, listed: str) -> None:
+        """Upstream's MAFL for a master names any flight; deleting the master afterwards
+        must still cascade only to the flights whose MAID names it."""
+        mafl = (DocItem((("FLID", listed), ("CSOP", "MU"))),)
+        self._deliver(len(self.rows) + 1, schedule("DNLD", record(master, documents={
+            "MAFL": mafl}), seqn="9", recs=1))  # fmt: skip
+        self._deliver(len(self.rows) + 1, flop("FDEL", record(master, delete=True), seqn="9"))
 
     @rule(index=st.integers(0, 1000))
     def replay(self, index: int) -> None:
@@ -100,12 +133,18 @@ class History(RuleBasedStateMachine):
         before = self.store.flights()
         identity = self._identity(message)
         was_done = identity in self.succeeded
+        changes = self._would_change(before, message_id, message)
         result = self._send(message_id, message)
         self.rows.append((InboxRow(message_id, "<replayed/>", NOW), message))
         assert result is not None
         after = self.store.flights()
         if was_done:
             assert result.proc.status is Outcome.DUPLICATE
+        else:  # only the very same message re-sent is a duplicate
+            assert result.proc.status is not Outcome.DUPLICATE
+        if changes:  # no message that changes a value is DUPLICATE
+            assert result.proc.status is Outcome.SUCCEEDED
+            assert result.states
         if result.proc.status is not Outcome.SUCCEEDED:
             assert after == before
             assert not result.events
@@ -114,6 +153,16 @@ class History(RuleBasedStateMachine):
             self.succeeded.add(identity)
         check_events(result.events, result.states)
         self._check_flights(before, after, result, message)
+
+    def _would_change(
+        self, before: dict[str, FlightState], message_id: int, message: Subject
+    ) -> bool:
+        """Would this message, were it applied now, change a flight (unless it is a
+        re-send of a message that already did)?"""
+        if isinstance(message, Undecodable) or self._identity(message) in self.succeeded:
+            return False
+        decision = decide(before, message, CONFIG, DecisionContext(message_id, NOW))
+        return decision.outcome is Outcome.SUCCEEDED and bool(decision.states)
 
     def _check_flights(
         self,
@@ -156,18 +205,24 @@ class History(RuleBasedStateMachine):
         if isinstance(message, ScheduleMessage) and message.envelope.styp in SET_ONLY:
             assert set(old_fields) - {"MAFL"} <= set(new_fields), old.flid
         if new.is_deleted and not old.is_deleted:
-            master = old.scalars.get("MAID")
-            listed_by = {
-                f
-                for f in named
-                if old.flid in [i.get("FLID") for i in before.get(f, old).documents.get("MAFL", ())]
-            }
             assert is_delete(message)
-            assert old.flid in named or master in named or listed_by
+            if old.flid not in named:  # a cascade: only from the master its MAID names
+                master = old.scalars.get("MAID")
+                assert master is not None, old.flid
+                assert master in named, (old.flid, master)
+                assert not before[master].is_deleted
+                assert self.store.flights()[master].is_deleted
         if isinstance(message, FlopMessage) and not old.is_deleted and not is_delete(message):
             for rec in records_for(message, old.flid)[-1:]:
                 for code, op in rec.scalars.items():
                     assert new.scalars.get(code) == (op.raw if isinstance(op, Set) else None)
+
+    @invariant()
+    def sodt_derives_operation_day(self) -> None:
+        for state in self.store.flights().values():
+            sodt = state.scalars.get("SODT")
+            if sodt is not None:
+                assert state.operation_day == operation_day(sodt, CONFIG), state.flid
 
     @invariant()
     def cursor_follows_rows(self) -> None:
