@@ -1,7 +1,5 @@
-"""Test configuration: registers the real-service fixtures of ``tests/fixtures/services.py``.
+"""Test configuration: the project's tests use the shipped pytest plugin, as downstream
+projects do (``flightstate_testing.plugin``: fixture table and skip/fail policy in its
+docstring; ``FLIGHTSTATE_REQUIRE_SERVICES=1`` turns a missing service into a failure)."""
 
-See that module's docstring for the fixture table and the skip/fail policy
-(``FLIGHTSTATE_REQUIRE_SERVICES=1`` turns a missing service into a failure).
-"""
-
-pytest_plugins = ["tests.fixtures.services"]
+pytest_plugins = ["flightstate_testing.plugin"]
