@@ -28,10 +28,12 @@ Services (scope, what they yield):
 
 flightstate pieces:
 
-- ``pg_store`` (function): a ``PgStore`` on ``pg_db``, migrated to the latest schema.
+- ``pg_store_dsn`` (function): URL of a fresh database at the latest schema, copied from
+  ``pg_migrated_template`` (session: migrated once), so a test does not pay for migrating.
+- ``pg_store`` (function): a ``PgStore`` on ``pg_store_dsn``.
 - ``memory_store`` (function): a fresh ``MemoryStore`` (the in-memory reference store).
 - ``sis_inbox`` (function): a ``TestInbox``: MariaDB when ``FLIGHTSTATE_TEST_MYSQL_DSN`` is
-  set, else the PostgreSQL-table inbox in ``pg_db`` (the database of ``pg_store``).
+  set, else the PostgreSQL-table inbox in ``pg_store_dsn`` (the database of ``pg_store``).
   ``mariadb_inbox`` / ``pg_table_inbox`` pin one of the two.
 - ``sis`` (function): a ``SisBuilder`` (seed 1): raw messages of every SIS family.
 - ``airport_day`` (session): ``generate_day`` (the realistic-day generator).
@@ -212,12 +214,28 @@ def oracle_dsn() -> str:
 _STORE_DSNS: WeakKeyDictionary[PgStore, str] = WeakKeyDictionary()
 
 
+@pytest.fixture(scope="session")
+def pg_migrated_template(pg_server_dsn: str) -> Iterator[str]:
+    """Name of a database migrated once per session; ``pg_store_dsn`` copies it."""
+    dsn = postgres.create_database(pg_server_dsn)
+    migrate(dsn)  # closes its connections: a template must have none
+    yield postgres.database_name(dsn)
+    postgres.drop_database(pg_server_dsn, dsn)
+
+
 @pytest.fixture
-def pg_store(pg_db: str) -> Iterator[PgStore]:
-    """A ``PgStore`` on ``pg_db``, migrated to the latest schema; closed after the test."""
-    migrate(pg_db)
-    store = PgStore(pg_db, CoreConfig())
-    _STORE_DSNS[store] = pg_db
+def pg_store_dsn(pg_server_dsn: str, pg_migrated_template: str) -> Iterator[str]:
+    """URL of a brand-new database at the latest schema (a copy of the migrated template)."""
+    dsn = postgres.create_database(pg_server_dsn, template=pg_migrated_template)
+    yield dsn
+    postgres.drop_database(pg_server_dsn, dsn)
+
+
+@pytest.fixture
+def pg_store(pg_store_dsn: str) -> Iterator[PgStore]:
+    """A ``PgStore`` on ``pg_store_dsn`` (migrated, empty); closed after the test."""
+    store = PgStore(pg_store_dsn, CoreConfig())
+    _STORE_DSNS[store] = pg_store_dsn
     yield store
     store.close()
 
@@ -237,9 +255,9 @@ def _mariadb_inbox(mysql_dsn: str) -> Iterator[TestInbox]:
 
 
 @pytest.fixture(name="pg_table_inbox")
-def _pg_table_inbox(pg_db: str) -> Iterator[TestInbox]:
-    """The PostgreSQL-table inbox in ``pg_db`` (the database ``pg_store`` uses)."""
-    inbox = pg_table_inbox(pg_db)
+def _pg_table_inbox(pg_store_dsn: str) -> Iterator[TestInbox]:
+    """The PostgreSQL-table inbox in ``pg_store_dsn`` (the database ``pg_store`` uses)."""
+    inbox = pg_table_inbox(pg_store_dsn)
     yield inbox
     inbox.close()
 

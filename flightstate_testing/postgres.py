@@ -21,6 +21,7 @@ from flightstate_testing.names import unique_name, url_with_database
 __all__ = [
     "EmbeddedPostgres",
     "create_database",
+    "database_name",
     "drop_database",
     "pg_answers",
     "with_database",
@@ -46,20 +47,32 @@ def with_database(dsn: str, database: str) -> str:
     return make_conninfo(dsn, dbname=database)
 
 
-def create_database(admin_dsn: str) -> str:
-    """Create a fresh ``fs_test_<hex>`` database on *admin_dsn*'s server; return its DSN."""
+def create_database(admin_dsn: str, template: str | None = None) -> str:
+    """Create a fresh ``fs_test_<hex>`` database on *admin_dsn*'s server; return its DSN.
+
+    With *template* (a database name) it is a copy of that database, encoding and locale
+    included: much faster than migrating again. Nobody may be connected to the template."""
     name = unique_name("fs_test")
+    create = (sql.SQL(_CREATE).format(sql.Identifier(name)) if template is None
+              else sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                  sql.Identifier(name), sql.Identifier(template)))  # fmt: skip
     with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=10) as conn:
-        conn.execute(sql.SQL(_CREATE).format(sql.Identifier(name)))
+        conn.execute(create)
     return with_database(admin_dsn, name)
+
+
+def database_name(dsn: str) -> str:
+    """The database *dsn* names."""
+    return str(conninfo_to_dict(dsn)["dbname"])
 
 
 def drop_database(admin_dsn: str, dsn: str) -> None:
     """Drop the database *dsn* names, disconnecting anyone still in it."""
-    name = conninfo_to_dict(dsn)["dbname"]
     with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=10) as conn:
         conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(str(name)))
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(database_name(dsn))
+            )
         )
 
 
