@@ -33,8 +33,8 @@ from confluent_kafka import Producer
 from flightstate_kafka import Dispatcher, KafkaSettings, TopicSettings, provision_topics
 from flightstate_kafka.producer import producer_config
 from flightstate_pg.outbox import PgOutbox
-from tests.fixtures.kafka import TansuBroker
-from tests.fixtures.postgres import create_database, drop_database
+from flightstate_testing.kafka import TansuBroker
+from flightstate_testing.postgres import create_database, drop_database
 from tests.kafka._outbox_db import create_outbox_schema
 
 EVENTS = int(os.environ.get("BENCH_KAFKA_EVENTS", "100000"))

@@ -60,7 +60,7 @@ MYSQL_ADMIN = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.
 
 
 def _fresh_pg() -> str:
-    from tests.fixtures.postgres import create_database  # noqa: PLC0415
+    from flightstate_testing.postgres import create_database  # noqa: PLC0415
 
     dsn = create_database(PG_ADMIN)
     flightstate_pg.migrate(dsn)
@@ -68,7 +68,7 @@ def _fresh_pg() -> str:
 
 
 def _drop_pg(dsn: str) -> None:
-    from tests.fixtures.postgres import drop_database  # noqa: PLC0415
+    from flightstate_testing.postgres import drop_database  # noqa: PLC0415
 
     drop_database(PG_ADMIN, dsn)
 
@@ -159,7 +159,7 @@ def mysql_inbox(raws: list[str]) -> Callable[[str], tuple[Inbox, Callable[[], No
     """A fresh MariaDB database holding the backlog in cminmsgs."""
 
     def make(_pg: str) -> tuple[Inbox, Callable[[], None]]:
-        from tests.fixtures.mysql import create_database, drop_database  # noqa: PLC0415
+        from flightstate_testing.mysql import create_database, drop_database  # noqa: PLC0415
 
         dsn = create_database(MYSQL_ADMIN)
         conn: Any = pymysql.connect(autocommit=True, **parse_mysql_dsn(dsn))

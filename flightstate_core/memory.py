@@ -267,9 +267,10 @@ class MemoryStore:
         """Committed PROC_STATE row."""
         return self._tables.procs.get(message_id)
 
-    def cursor(self) -> int:
-        """Committed INBOX_CURSOR (0 when none)."""
-        return self._tables.cursors.get(self.inbox_name, 0)
+    def inbox_cursor(self) -> int | None:
+        """LAST_MESSAGE_ID of INBOX_CURSOR for this store's inbox (None before any save);
+        the same name and meaning as ``PgStore.inbox_cursor`` and ``OracleStore``'s."""
+        return self._tables.cursors.get(self.inbox_name)
 
     def events(self) -> list[OutboxRecord]:
         """Every committed event (dispatched or not), in event id order."""

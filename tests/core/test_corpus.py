@@ -96,7 +96,7 @@ def test_corpus_as_one_inbox() -> None:
         assert result is not None
         check_events(result.events, result.states)
         outcomes[name] = result.proc.status
-    assert store.cursor() == len(order)
+    assert store.inbox_cursor() == len(order)
     flights = store.flights()
     assert flights["15"].is_deleted
     assert not flights["16"].is_deleted

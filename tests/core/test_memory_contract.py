@@ -49,7 +49,7 @@ class TestMemoryStoreContract(StoreContract):
             for e, kind in zip(store.events(), self._kinds(store), strict=True)
         )
         procs = {mid: p for mid in range(0, 1000) if (p := store.proc(mid)) is not None}
-        cursor = store.cursor() or None
+        cursor = store.inbox_cursor()
         return StoreDump(store.flights(), events, procs, cursor, tuple(store.snap_log()))
 
     @staticmethod

@@ -47,7 +47,7 @@ def test_savepoint_rolls_back_only_its_writes() -> None:
     assert sorted(store.flights()) == ["A", "C"]
     assert store.proc(2) is None
     assert [e.event_id for e in store.events()] == [1, 2]
-    assert store.cursor() == 3
+    assert store.inbox_cursor() == 3
 
 
 def test_save_twice_is_an_error() -> None:

@@ -49,7 +49,7 @@ def test_success_writes_everything() -> None:
     assert result is not None
     assert result.proc.status is Outcome.SUCCEEDED
     assert store.flights()["9"].scalars == {"STND": "1"}
-    assert store.cursor() == 5
+    assert store.inbox_cursor() == 5
     proc = store.proc(5)
     assert proc is not None
     assert proc.identity_key == "AODB|FLOP|STND|77"
@@ -123,7 +123,7 @@ def test_undecodable_is_dead_with_envelope_from_corpus() -> None:
     assert result is not None
     assert result.proc.status is Outcome.DEAD
     assert "TOBT" in (result.proc.reason or "")
-    assert store.cursor() == 3
+    assert store.inbox_cursor() == 3
     assert result.backfill is not None
     assert result.backfill.subsystem_sequence == 1243
     assert not store.flights()
@@ -167,7 +167,7 @@ def test_stale_epoch_writes_nothing() -> None:
     with pytest.raises(LeadershipLost):
         process_message(store, row(1), CONFIG, now=NOW, epoch=1, decoded=STND)
     assert store.proc(1) is None
-    assert store.cursor() == 0
+    assert store.inbox_cursor() is None
 
 
 class FailingStore(MemoryStore):
@@ -215,7 +215,7 @@ def test_batch_write_failure_commits_nothing_and_raises(
     assert store.proc(1) is not None
     assert store.proc(2) is None
     assert store.flights()["9"].scalars == {"STND": "1"}
-    assert store.cursor() == 1
+    assert store.inbox_cursor() == 1
 
 
 def test_batch_decide_failure_commits_earlier_and_raises(
@@ -247,7 +247,7 @@ def test_batch_decide_failure_commits_earlier_and_raises(
     assert store.proc(2) is None
     assert store.proc(3) is None
     assert store.flights()["9"].scalars == {"STND": "1"}
-    assert store.cursor() == 1
+    assert store.inbox_cursor() == 1
 
 
 def test_batch_processes_in_order_and_skips_replays() -> None:
@@ -270,7 +270,7 @@ def test_record_dead() -> None:
     assert dead is not None
     assert dead.proc.status is Outcome.DEAD
     assert dead.proc.attempts == 3
-    assert store.cursor() == 4
+    assert store.inbox_cursor() == 4
     assert store.proc(4) is not None
     assert record_dead(store, row(4), "again", CONFIG, now=NOW, epoch=None, attempts=4) is None
 

@@ -111,7 +111,7 @@ def test_batch_engine_equals_one_by_one(
     with store.transaction() as tx:
         tx.lock_pipeline(None)
         assert [tx.get_proc(i) for i in ids] == [memory.proc(i) for i in ids]
-    assert (store.inbox_cursor() or 0) == memory.cursor()
+    assert store.inbox_cursor() == memory.inbox_cursor()
 
 
 def test_batch_reads_beyond_one_in_list(oracle_store: OracleStore) -> None:

@@ -179,3 +179,41 @@ def test_write_path_migration_and_its_rollback(fresh_pg: str) -> None:
         backend.connection.close()
     assert _write_path_settings(fresh_pg) == (True, None, "")
     assert migrate(fresh_pg) == ["0006_write_path"]
+
+
+def test_every_migration_has_a_rollback_file() -> None:
+    forward = sorted(p.name for p in MIGRATIONS_DIR.glob("*.sql") if ".rollback." not in p.name)
+    missing = [n for n in forward if not (MIGRATIONS_DIR / n.replace(".sql", ".rollback.sql"))
+               .is_file()]  # fmt: skip
+    assert forward and missing == []
+
+
+def _schema_objects(dsn: str) -> list[tuple[str, str]]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT c.relkind::text, c.relname FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = 'public' "
+            "AND c.relname NOT LIKE '%yoyo%' ORDER BY 2"
+        ).fetchall()
+    return [(kind, name) for kind, name in rows]
+
+
+def test_rolling_back_every_migration_leaves_an_empty_schema(fresh_pg: str) -> None:
+    """Down from the latest version to nothing (on a database with data), then up again."""
+    migrated = _schema_objects(fresh_pg)
+    store = PgStore(fresh_pg)
+    with store.transaction() as tx:
+        tx.lock_pipeline(0)
+        tx.save(processed(1, flight("FDOWN", collections=full_collections(2, tag="回"))))
+    store.close()
+    backend = get_backend(yoyo_url(fresh_pg))
+    try:
+        migrations = read_migrations(str(MIGRATIONS_DIR))
+        with backend.lock():
+            backend.rollback_migrations(backend.to_rollback(migrations))
+    finally:
+        backend.connection.close()
+    assert applied_migrations(fresh_pg) == []
+    assert _schema_objects(fresh_pg) == []
+    assert migrate(fresh_pg) == [m.id for m in read_migrations(str(MIGRATIONS_DIR))]
+    assert _schema_objects(fresh_pg) == migrated

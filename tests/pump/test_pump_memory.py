@@ -42,7 +42,7 @@ def pump_over(store: MemoryStore, inbox: object, processor: object, **kw: object
         inbox=inbox,  # type: ignore[arg-type]
         lease=store,
         backfills=store,
-        read_cursor=store.cursor,
+        read_cursor=store.inbox_cursor,
         settings=settings(**kw),  # type: ignore[arg-type]
     )
 
@@ -86,7 +86,7 @@ def test_a_day_of_traffic_is_finished_in_order_and_backfilled() -> None:
     stats = pump_over(store, inbox, processor).run()
     ids = sorted(inbox.rows)
     assert processor.order == ids
-    assert store.cursor() == ids[-1]
+    assert store.inbox_cursor() == ids[-1]
     assert all(store.proc(mid) is not None for mid in ids)
     assert sorted(inbox.backfilled) == ids
     assert all(inbox.backfilled[m].status is store.proc(m).status for m in ids)  # type: ignore[union-attr]
@@ -115,7 +115,7 @@ def test_an_unexpected_error_is_retried_then_recorded_dead() -> None:
     assert dead.status is Outcome.DEAD
     assert "RuntimeError: boom" in (dead.reason or "")
     assert stats.unexpected_errors == 3  # three attempts alone (after the failed batch)
-    assert store.cursor() == max(inbox.rows)
+    assert store.inbox_cursor() == max(inbox.rows)
     assert all(store.proc(mid) is not None for mid in inbox.rows)
     assert inbox.backfilled[20].status is Outcome.DEAD
 
@@ -158,7 +158,7 @@ def test_stop_request_finishes_the_batch_and_releases_the_lease() -> None:
     pump = pump_over(store, inbox, Recording(store), stop_when_idle=False)
     pump._after_commit = lambda _ids: pump.request_stop()
     stats = pump.run()
-    assert store.cursor() == 50  # one batch, then stop
+    assert store.inbox_cursor() == 50  # one batch, then stop
     assert stats.processed == 50
     assert sorted(inbox.backfilled) == list(range(1, 51))
     assert store.try_acquire("someone-else", 10) == 2  # released: a new holder, new epoch
@@ -172,7 +172,7 @@ def test_two_pumps_one_leads_and_the_other_takes_over() -> None:
     pump_b = pump_over(store, inbox, second, holder="b", stop_when_idle=False, lease_ttl=60)
     thread_a = threading.Thread(target=pump_a.run)
     thread_a.start()
-    while store.cursor() < 100:
+    while (store.inbox_cursor() or 0) < 100:
         threading.Event().wait(0.01)
     thread_b = threading.Thread(target=pump_b.run)
     thread_b.start()
@@ -182,7 +182,7 @@ def test_two_pumps_one_leads_and_the_other_takes_over() -> None:
     thread_a.join()
     for raw in raws[100:]:
         inbox.append(raw)
-    while store.cursor() < 200:
+    while (store.inbox_cursor() or 0) < 200:
         threading.Event().wait(0.01)
     pump_b.request_stop()
     thread_b.join()

