@@ -159,6 +159,8 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
         runner.install_signal_handlers()
         code = runner.run()
         log.info("stopped", extra={"event": "stop", **runner.snapshot()})
+        if runner.left_behind:
+            click.echo(f"stopped with work left: {runner.left_behind}", err=True)
     finally:
         services.close()
     sys.exit(code)
