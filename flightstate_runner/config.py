@@ -73,7 +73,7 @@ def _seconds(maximum: float, *, zero_ok: bool = True) -> Any:
 
 
 def _transactional_id(instance: object, attribute: Any, value: str) -> None:
-    if not re.fullmatch(r"[A-Za-z0-9._-]{1,200}", value):
+    if value and not re.fullmatch(r"[A-Za-z0-9._-]{1,200}", value):
         raise ConfigError(f"{attribute.name}: {value!r} is not 1-200 of A-Z a-z 0-9 . _ -")
 
 
@@ -119,8 +119,8 @@ class RunnerConfig:
     backfill_lock_wait_timeout: int = field(default=5, validator=_seconds(3600, zero_ok=False))
     # `run --until-idle`: seconds idle with failing backfills or an undrained outbox
     idle_wait: float = field(default=60.0, validator=_seconds(86400, zero_ok=False))
-    kafka_transactional_id: str = field(default="flightstate-dispatcher",
-                                        validator=_transactional_id)
+    # "" = flightstate-<topic_schd>: one id per deployment (every runner of it shares it)
+    kafka_transactional_id: str = field(default="", validator=_transactional_id)
     kafka_outage_log_every: float = field(default=60.0, validator=_seconds(86400, zero_ok=False))
     log_level: str = field(default="INFO", validator=_level)
     holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")

@@ -150,7 +150,7 @@ def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False)
         batch_size=config.dispatch_batch,
         max_backoff_s=config.backoff_max,
         producer_overrides={"log_level": "3"} if quiet else {},
-        transactional_id=config.kafka_transactional_id,
+        transactional_id=config.kafka_transactional_id or f"flightstate-{config.topic_schd}",
         outage_log_every_s=config.kafka_outage_log_every,
     )
 
