@@ -43,9 +43,15 @@ def classify(exc: psycopg.Error) -> FlightstateError:
     return PermanentError(f"PostgreSQL: {_first_line(exc)}")
 
 
-def discard_after(exc: BaseException) -> bool:
-    """Whether the connection that raised *exc* must be closed rather than reused."""
-    return isinstance(exc, psycopg.Error) and exc.sqlstate in DISCARD_CODES
+def discard_after(exc: BaseException | None) -> bool:
+    """Whether the connection that raised *exc* (a driver error, or a core error raised
+    from one) must be closed rather than reused."""
+    seen = 0
+    while exc is not None and seen < 5:  # noqa: PLR2004 - a short cause chain
+        if isinstance(exc, psycopg.Error) and exc.sqlstate in DISCARD_CODES:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def _first_line(exc: BaseException) -> str:

@@ -65,7 +65,7 @@ class SimplePool:
         conn = self._take()
         try:
             yield conn
-        except psycopg.Error as exc:
+        except Exception as exc:  # the store raises core errors from driver ones
             if discard_after(exc):
                 conn.close()  # read-only session (or ended by the server): never reuse it
             raise

@@ -93,8 +93,10 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str, every: float 
 def lease(dsn: str) -> tuple[int, str | None, bool]:
     """(EPOCH, HOLDER, unexpired) of the pipeline lease."""
     with psycopg.connect(dsn, autocommit=True) as conn:
-        row = conn.execute("SELECT EPOCH, HOLDER, LEASE_EXPIRES_AT > clock_timestamp() "
-                           "FROM PIPELINE_LOCK WHERE LOCK_NAME = 'pipeline'").fetchone()  # fmt: skip
+        row = conn.execute(
+            "SELECT EPOCH, HOLDER, LEASE_EXPIRES_AT > clock_timestamp() "
+            "FROM PIPELINE_LOCK WHERE LOCK_NAME = 'pipeline'"
+        ).fetchone()
     assert row is not None
     return int(row[0]), row[1], bool(row[2])
 
@@ -156,7 +158,8 @@ def assert_last_record_is_state(dsn: str, records: list[Message]) -> int:
     finally:
         store.close()
     assert set(last) == set(states)
+    config = CoreConfig()
     stale = [flid for flid, state in states.items()
-             if last[flid] != (None if state.is_deleted else wire(state, CoreConfig()))]  # fmt: skip
+             if last[flid] != (None if state.is_deleted else wire(state, config))]  # fmt: skip
     assert not stale, f"{len(stale)} flights' last record is not their state: {stale[:5]}"
     return len(states)
