@@ -9,6 +9,7 @@ yet promoted); the shared server is never touched otherwise.
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
 from pathlib import Path
@@ -47,13 +48,18 @@ def _base_env(pg_dsn: str) -> dict[str, str]:
     }
 
 
-def _flights(dsn: str) -> dict[str, bytes | None]:
+def _flights(dsn: str) -> dict[str, dict[str, Any] | None]:
+    """Every flight's wire form without ``updatedAt`` (the wall clock of its commit)."""
     store = PgStore(dsn)
     try:
-        return {s.flid: None if s.is_deleted else wire(s, CoreConfig())
-                for s in store.iter_flights()}  # fmt: skip
+        states = {s.flid: None if s.is_deleted else json.loads(wire(s, CoreConfig()))
+                  for s in store.iter_flights()}  # fmt: skip
     finally:
         store.close()
+    for state in states.values():
+        if state is not None:
+            state.pop("updatedAt")
+    return states
 
 
 def _outcomes(dsn: str) -> list[tuple[Any, ...]]:
