@@ -182,8 +182,13 @@ class Runner:
         return f"{reason}: {backfills} backfill(s) pending, {events} event(s) undelivered"
 
     def _inbox_lag(self) -> int:
-        cursor = self.services.store.inbox_cursor()
-        return probes.inbox_lag(self.services.config, self.services.pg_dsn, cursor).lag
+        """Rows after the cursor; -1 (pump again) when the store cannot tell right now."""
+        try:
+            cursor = self.services.store.inbox_cursor()
+            return probes.inbox_lag(self.services.config, self.services.pg_dsn, cursor).lag
+        except Exception as exc:  # store or inbox unreachable: a transient condition
+            self.log.warning("inbox lag unknown: %s", exc)
+            return -1
 
     # ------------------------------------------------------------------ threads
 

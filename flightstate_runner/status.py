@@ -57,6 +57,7 @@ def collect(config: RunnerConfig, dead_limit: int = 50) -> dict[str, Any]:
         "outcomes": probes.outcome_counts(dsn),
         "dead": dead,
         "backfill_backlog": probes.pending_backfills(dsn),
+        "backfill_failures": probes.failing_backfills(dsn),
         "outbox": _outbox(dsn),
         "requests": requests,
         "last_error": beat["last_error"] if beat else None,
@@ -69,6 +70,7 @@ def render(report: dict[str, Any]) -> str:
     """Human text of a ``collect`` report."""
     leader = report["leader"]
     inbox = report["inbox"]
+    failing = report["backfill_failures"]
     active = leader is not None and leader["active"]
     lines = [
         "leader:   " + (f"{leader['holder']} (epoch {leader['epoch']})" if active
@@ -78,7 +80,9 @@ def render(report: dict[str, Any]) -> str:
         + (f", head #{inbox['head_id']} waiting {inbox['head_age_s']:.0f} s"
            if inbox["head_id"] is not None and inbox["head_age_s"] is not None else ""),
         "outcomes: " + (", ".join(f"{k} {v}" for k, v in report["outcomes"].items()) or "none"),
-        f"backfill: {report['backfill_backlog']} pending write-back(s)",
+        f"backfill: {report['backfill_backlog']} pending write-back(s)"
+        + (f", {failing['failing']} failing (up to {failing['max_attempts']} attempt(s)), "
+           f"last: {failing['last_error']}" if failing["failing"] else ""),
         f"outbox:   {report['outbox']['backlog']} undelivered event(s)"
         + (f", oldest {report['outbox']['oldest_age_s']:.0f} s"
            if report["outbox"]["oldest_age_s"] is not None else ""),

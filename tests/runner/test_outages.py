@@ -180,7 +180,10 @@ def test_backfill_denied_then_locked_then_granted(
         assert "password" not in denied.stderr.lower() or password not in denied.stderr
         failures = [line for line in denied.stderr.splitlines() if "backfill of" in line]
         assert 1 <= len(failures) < 20, len(failures)  # a line per attempt, not per row
-        assert status(env)["backfill_backlog"] == inserted
+        report = status(env)
+        assert report["backfill_backlog"] == inserted
+        assert report["backfill_failures"]["failing"] == inserted
+        assert "denied" in report["backfill_failures"]["last_error"]
         outcomes = _outcomes(pg_db)
         assert len(outcomes) == inserted
         assert all(row[2] is None for row in _inbox_status(mysql_dsn, table))  # not written
@@ -206,6 +209,7 @@ def test_backfill_denied_then_locked_then_granted(
     assert [(row[0], row[1]) for row in inbox] == sorted(by_id.items())
     assert all(row[2] is not None for row in inbox)
     assert status(env)["backfill_backlog"] == 0
+    assert status(env)["backfill_failures"]["failing"] == 0
 
 
 # ---------------------------------------------------------------------- broker outage
