@@ -21,7 +21,7 @@ the loop retries with a capped backoff; the watermark does not move, so nothing 
 
 Single-active and fenced (``fence``, ``transactional_id``): a runner dispatches only while
 it leads, and the dispatcher checks its ``fence`` (the lease still held at the leader's
-epoch) before each window. That alone cannot stop a dispatcher paused between the check
+epoch) right before each window's first record. That alone cannot stop a dispatcher paused between the check
 and the send, so each window is one Kafka transaction under one ``transactional_id``
 shared by every runner: a new leader's producer initialises its transactions, which makes
 the broker refuse every later request of an older producer of that id (PRODUCER_FENCED).
@@ -238,6 +238,10 @@ class Dispatcher:
         coalesce = self.settings.coalesce
         tracker = BatchTracker(records, select_sends(records, coalesce=coalesce),
                                coalesce=coalesce, topics=self.settings.topics)
+        if not self._in_txn:
+            # Right before the window's first record: the shortest gap between the check
+            # and the send (a transaction begun after it is fenced by the broker).
+            self._check_fence()
         if self._txn and not self._in_txn:
             try:
                 producer.begin_transaction()
@@ -285,7 +289,6 @@ class Dispatcher:
         """
         stop = stop or threading.Event()
         self._maybe_report_backlog()
-        self._check_fence()
         producer = self.producer()
         window: list[BatchTracker] = []
         try:
