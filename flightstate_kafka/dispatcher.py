@@ -21,8 +21,9 @@ the loop retries with a capped backoff; the watermark does not move, so nothing 
 
 Single-active and fenced (``fence``, ``transactional_id``): a runner dispatches only while
 it leads, and the dispatcher checks its ``fence`` (the lease still held at the leader's
-epoch) right before each window's first record. That alone cannot stop a dispatcher paused between the check
-and the send, so each window is one Kafka transaction under one ``transactional_id``
+epoch) right before each window's first record. That alone cannot stop a dispatcher
+paused between the check and the send, so each window is one Kafka transaction under one
+``transactional_id``
 shared by every runner: a new leader's producer initialises its transactions, which makes
 the broker refuse every later request of an older producer of that id (PRODUCER_FENCED).
 After initialising, the fence is checked again: a woken ex-leader that re-initialises
