@@ -118,6 +118,17 @@ class Dispatcher:
             self._fatal = error
         self.outage.failed(f"producer error: {error.str()}")
 
+    def _poll(self, producer: Producer, timeout: float) -> bool:
+        """``producer.poll``; a transactional producer raises its fatal errors (fenced by a
+        newer instance) from it: they mark the producer fatal (rebuilt) instead."""
+        try:
+            producer.poll(timeout)
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            self._fatal = self._fatal or error or KafkaError(KafkaError._FAIL, str(exc))
+            return False
+        return True
+
     def _check_fence(self) -> None:
         """LeadershipLost unless the fence (lease at our epoch) still holds."""
         if self._fence is not None and not self._fence():
@@ -226,7 +237,9 @@ class Dispatcher:
                             on_delivery=report)
                     break
                 except BufferError:
-                    producer.poll(_POLL_S)
+                    if not self._poll(producer, _POLL_S):  # fatal while the queue was full
+                        tracker.fail_unsent(index, self._fatal or KafkaError(KafkaError._FAIL))
+                        return
                 except KafkaException as exc:
                     tracker.fail_unsent(index, exc.args[0])
                     return
@@ -250,7 +263,7 @@ class Dispatcher:
                 raise translate(exc, "beginning a Kafka transaction") from exc
             self._in_txn = True
         self._produce(producer, tracker)
-        producer.poll(0)  # serve failure reports and errors
+        self._poll(producer, 0)  # serve failure reports and errors
         return tracker
 
     def _await(self, producer: Producer, stop: threading.Event) -> bool:
@@ -260,7 +273,8 @@ class Dispatcher:
         left, progress_at = len(producer), time.monotonic()
         stop_deadline: float | None = None
         while left:
-            producer.poll(_POLL_S)
+            if not self._poll(producer, _POLL_S):
+                return False
             now, before, left = time.monotonic(), left, len(producer)
             if left < before:
                 progress_at = now
