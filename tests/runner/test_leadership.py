@@ -155,6 +155,7 @@ def test_leader_frozen_inside_a_transaction(
         frozen_epoch = lease(dsn)[0]
         took = wait_for(lambda: leader(dsn) == "B", bound + 30, "B to take over")
         assert took <= bound + 1, f"takeover took {took:.1f} s, bound {bound:.1f} s"
+        print(f"takeover after a freeze inside a transaction: {took:.1f} s (bound {bound:.1f} s)")
         assert lease(dsn)[0] == frozen_epoch + 1
         with psycopg.connect(dsn, autocommit=True) as conn:  # its session was ended
             gone = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s",
