@@ -14,7 +14,13 @@ Why it looks like this (seed §4, review F8/F9):
    message. With ``pipelined`` (the default) it runs on a worker thread, and another reads
    and decodes the next batch while the current one is applied; applying stays in order on
    the pump's thread (docs/design.md, "The pump's threads").
-4. Replay safety lives in the service (PROC_STATE is checked inside the lock); the pump
+4. A store that cannot be written (unreachable, read-only after a failover, in recovery) is
+   transient: the adapters raise ``TransientError`` and the pump waits with back-off, as a
+   standby or on the head message, reporting it in ``stats.store_unavailable``; it never
+   exits for it. With ``stop_when_idle``, backfills that keep failing do not keep the pump
+   alive for ever: after ``idle_backfill_wait`` s idle with intents left it stops and says
+   so in ``stats.left_behind``.
+5. Replay safety lives in the service (PROC_STATE is checked inside the lock); the pump
    only re-reads from the stored cursor after a restart or a leadership change.
 
 The pump is pure orchestration over ports: it imports no driver and sleeps through an
@@ -80,6 +86,9 @@ class PumpSettings:
     backfill_retry: Backoff = Backoff(0.2, 10.0)
     backfill_batch: int = 500
     stop_when_idle: bool = False
+    #: With ``stop_when_idle``: seconds idle with backfill intents still failing before
+    #: the pump stops anyway (``stats.left_behind`` says what is left). None: wait for ever.
+    idle_backfill_wait: float | None = None
     #: Read the next batch and backfill on worker threads while a batch is applied (their
     #: round trips to the inbox then overlap the apply; the apply itself stays in order).
     pipelined: bool = True
@@ -101,6 +110,9 @@ class PumpStats:
     epoch: int | None = None
     is_leader: bool = False
     lag_seconds: float | None = None  # now - DATE_RECEIVED of the last finished message
+    store_unavailable: bool = False  # the last lease/store call failed transiently
+    backfill_error: str | None = None  # the last backfill failure; None once one succeeds
+    left_behind: str | None = None  # why an until-idle pump stopped with work left
 
     @property
     def processed(self) -> int:
@@ -200,7 +212,12 @@ class Pump:
         settings: PumpSettings,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         after_commit: Callable[[Sequence[int]], None] | None = None,
+        drained: Callable[[], bool] | None = None,
     ) -> None:
+        """``drained`` (with ``stop_when_idle``): whether everything downstream of the
+        store is done too (the runner: the outbox is delivered); an idle pump stops only
+        then, still leading, so a leader-only dispatcher can finish."""
+        self._drained = drained
         self._processor = processor
         self._inbox = inbox
         self._lease = lease
@@ -213,6 +230,8 @@ class Pump:
         self._renewed_at = 0.0
         self._backfill_attempt = 0
         self._backfill_next = 0.0
+        self._acquire_failures = 0
+        self._idle_since: float | None = None
         # One flush at a time: the background backfiller and the loop's idle/shutdown flush.
         self._backfill_lock = threading.Lock()
         self.stats = PumpStats()
@@ -243,7 +262,9 @@ class Pump:
             while not self._stop.is_set():
                 epoch = self._acquire()
                 if epoch is None:
-                    self._wait(self.settings.standby_poll)
+                    failures = self._acquire_failures
+                    self._wait(self.settings.retry.delay(failures) if failures
+                               else self.settings.standby_poll)  # fmt: skip
                     continue
                 try:
                     self._lead(epoch)
@@ -261,9 +282,13 @@ class Pump:
     def _acquire(self) -> int | None:
         try:
             epoch = self._lease.try_acquire(self.settings.holder, self.settings.lease_ttl)
-        except TransientError as exc:
+        except TransientError as exc:  # unreachable, read-only, in recovery, lock timeout
+            self._acquire_failures += 1
+            self.stats.store_unavailable = True
             self._note_error(exc)
             return None
+        self._acquire_failures = 0
+        self.stats.store_unavailable = False
         if epoch is not None:
             self._renewed_at = time.monotonic()
             if epoch != self.stats.epoch:
@@ -277,6 +302,7 @@ class Pump:
         try:
             renewed = self._lease.try_acquire(self.settings.holder, self.settings.lease_ttl)
         except TransientError as exc:  # the per-transaction fence still protects us
+            self.stats.store_unavailable = True
             self._note_error(exc)
             return
         if renewed != epoch:
@@ -308,6 +334,7 @@ class Pump:
                 self._renew_if_due(epoch)
                 rows = self._next_rows(cursor, epoch, ahead)
                 if rows:
+                    self._idle_since = None
                     if ahead is not None:
                         ahead.start(rows[-1].message_id)
                     cursor = self._apply(rows, epoch)
@@ -316,8 +343,11 @@ class Pump:
                     else:
                         self._flush_backfills()
                     continue
-                pending = self._flush_backfills(force=True)
-                if self.settings.stop_when_idle and not pending:
+                # Idle: retry failed backfills on their back-off, not on every poll.
+                pending = self._flush_backfills(force=self.stats.backfill_error is None)
+                if self.settings.stop_when_idle and (
+                    (not pending and self._downstream_done()) or self._idle_too_long(pending)
+                ):
                     self._stop.set()
                 else:
                     self._wait(self.settings.idle_poll)
@@ -326,6 +356,29 @@ class Pump:
                 ahead.close()
             if backfiller is not None:
                 backfiller.stop()
+
+    def _downstream_done(self) -> bool:
+        if self._drained is None:
+            return True
+        try:
+            return self._drained()
+        except Exception as exc:  # cannot tell yet: keep waiting (bounded by _idle_too_long)
+            self._note_error(exc)
+            return False
+
+    def _idle_too_long(self, backfills_pending: bool) -> bool:
+        """With ``idle_backfill_wait``: idle that long with work left (records what)."""
+        limit = self.settings.idle_backfill_wait
+        now = time.monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+        if limit is None or now - self._idle_since < limit:
+            return False
+        left = (f"backfill intents still pending (last error: "
+                f"{self.stats.backfill_error or 'none'})" if backfills_pending
+                else "events not yet delivered downstream")  # fmt: skip
+        self.stats.left_behind = f"{left} after {limit:g} s idle"
+        return True
 
     def _next_rows(
         self, cursor: int, epoch: int, ahead: _ReadAhead | None
@@ -378,6 +431,7 @@ class Pump:
             except TransientError as exc:
                 transient += 1
                 self.stats.transient_errors += 1
+                self.stats.store_unavailable = True
                 self._note_error(exc)
                 self._wait(self.settings.retry.delay(transient))
             except Exception as exc:  # unknown failure: bounded retries, then DEAD
@@ -389,6 +443,7 @@ class Pump:
             self._renew_if_due(epoch)
 
     def _finished(self, rows: Sequence[InboxRow], results: Sequence[ProcessedMessage]) -> None:
+        self.stats.store_unavailable = False
         for processed in results:
             self.stats.outcomes[processed.proc.status.value] += 1
         self.stats.replayed += len(rows) - len(results)
@@ -442,6 +497,7 @@ class Pump:
                 return True
             if not intents:
                 self._backfill_attempt = 0
+                self.stats.backfill_error = None
                 return False
             ids = [intent.message_id for intent in intents]
             try:
@@ -456,12 +512,16 @@ class Pump:
                 return True
             self.stats.backfilled += len(ids)
             self._backfill_attempt = 0
+            self.stats.backfill_error = None
             if len(intents) < limit:
                 return False
 
     def _backfill_failed(self, ids: Sequence[int], exc: Exception) -> None:
+        """One failed attempt (one log line, however many rows it carried)."""
         self.stats.backfill_failures += 1
-        self._note_error(exc)
+        self.stats.backfill_error = f"{type(exc).__name__}: {exc}"
+        self._note_error(exc, what=f"backfill of {len(ids)} row(s) failed" if ids else
+                         "backfill failed")  # fmt: skip
         self._backfill_attempt += 1
         delay = self.settings.backfill_retry.delay(self._backfill_attempt)
         self._backfill_next = time.monotonic() + delay
@@ -477,9 +537,10 @@ class Pump:
         if seconds > 0:
             self._stop.wait(seconds)
 
-    def _note_error(self, exc: BaseException) -> None:
+    def _note_error(self, exc: BaseException, what: str = "") -> None:
         self.stats.last_error = f"{type(exc).__name__}: {exc}"
-        _log.warning("pump %s: %s", self.settings.holder, self.stats.last_error)
+        _log.warning("pump %s: %s%s", self.settings.holder, f"{what}: " if what else "",
+                     self.stats.last_error)  # fmt: skip
 
 
 class _ReadAhead:

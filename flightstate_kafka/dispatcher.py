@@ -19,6 +19,18 @@ for ``stuck_after_s`` is thrown away and rebuilt (tansu: an idempotent producer 
 survive a broker restart). While the broker is down the backlog grows in MSG_EVENT and
 the loop retries with a capped backoff; the watermark does not move, so nothing is lost.
 
+Single-active and fenced (``fence``, ``transactional_id``): a runner dispatches only while
+it leads, and the dispatcher checks its ``fence`` (the lease still held at the leader's
+epoch) right before each window's first record. That alone cannot stop a dispatcher
+paused between the check and the send, so each window is one Kafka transaction under one
+``transactional_id``
+shared by every runner: a new leader's producer initialises its transactions, which makes
+the broker refuse every later request of an older producer of that id (PRODUCER_FENCED).
+After initialising, the fence is checked again: a woken ex-leader that re-initialises
+(fencing the leader's producer for a moment) finds the lease gone and publishes nothing;
+the leader's producer is rebuilt. So no record of a flight is published after a newer one
+by a stale dispatcher. Each record carries the dispatcher's epoch (``fs-epoch`` header).
+
 Outboxes: ``PgOutbox`` offers ``advance(through_event_id, at)`` and a read-ahead
 ``fetch_rows(limit, after_event_id=...)`` (tuples); any other ``Outbox`` port gets
 ``mark_dispatched(ids of the settled leading rows)`` and one batch at a time.
@@ -31,18 +43,19 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from flightstate_core.errors import PermanentError, TransientError
+from flightstate_core.errors import LeadershipLost, PermanentError, TransientError
 from flightstate_core.ports import Outbox
 from flightstate_kafka._batch import BatchTracker
 from flightstate_kafka._errors import translate
 from flightstate_kafka._observe import DispatchObserver, NullObserver, record_headers
+from flightstate_kafka._outage import DebugLogger, OutageLog
 from flightstate_kafka._plan import OutboxRow, select_sends
 from flightstate_kafka.producer import build_producer, producer_config
 from flightstate_kafka.settings import KafkaSettings
@@ -50,6 +63,7 @@ from flightstate_kafka.settings import KafkaSettings
 __all__ = ["DispatchObserver", "Dispatcher", "NullObserver", "record_headers"]
 
 log = logging.getLogger(__name__)
+_rdkafka_log = DebugLogger(logging.getLogger("flightstate_kafka.librdkafka"))
 
 _POLL_S = 0.05
 
@@ -66,8 +80,16 @@ class Dispatcher:
         producer_factory: Any = build_producer,
         observer: DispatchObserver | None = None,
         backlog_every_s: float = 5.0,
+        fence: Callable[[], bool] | None = None,
+        epoch: int | None = None,
     ) -> None:
         self.outbox = outbox
+        self._fence = fence
+        self._epoch_header: list[tuple[str, str | bytes | None]] = (
+            [] if epoch is None else [("fs-epoch", b"%d" % epoch)])
+        self._txn = settings.transactional_id is not None
+        self._in_txn = False
+        self.outage = OutageLog(log, settings.outage_log_every_s)
         self.settings = settings
         self._factory = producer_factory
         self._observer: DispatchObserver = observer or NullObserver()
@@ -94,7 +116,23 @@ class Dispatcher:
     def _on_error(self, error: KafkaError) -> None:
         if error.fatal():
             self._fatal = error
-        log.warning("kafka producer error: %s", error)
+        self.outage.failed(f"producer error: {error.str()}")
+
+    def _poll(self, producer: Producer, timeout: float) -> bool:
+        """``producer.poll``; a transactional producer raises its fatal errors (fenced by a
+        newer instance) from it: they mark the producer fatal (rebuilt) instead."""
+        try:
+            producer.poll(timeout)
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            self._fatal = self._fatal or error or KafkaError(KafkaError._FAIL, str(exc))
+            return False
+        return True
+
+    def _check_fence(self) -> None:
+        """LeadershipLost unless the fence (lease at our epoch) still holds."""
+        if self._fence is not None and not self._fence():
+            raise LeadershipLost("the lease is no longer held at this dispatcher's epoch")
 
     def producer(self) -> Producer:
         """The current producer, built on first use or after a rebuild."""
@@ -104,16 +142,28 @@ class Dispatcher:
             # Only failures call back into Python (a report per record cost ~2.5 µs);
             # a window is complete once the producer holds nothing (len() == 0).
             conf["delivery.report.only.error"] = True
+            conf["logger"] = _rdkafka_log  # its errors reach _on_error: no raw duplicates
+            if self._txn:
+                conf["transactional.id"] = self.settings.transactional_id
+                conf.pop("enable.gapless.guarantee", None)  # idempotent-only property
             try:
-                self._producer = self._factory(conf)
+                producer = self._factory(conf)
+                if self._txn:
+                    producer.init_transactions(self.settings.delivery_timeout_s)
             except KafkaException as exc:
                 raise translate(exc, "creating the Kafka producer") from exc
             self._fatal = None
+            self._in_txn = False
+            self._producer = producer
+            # After init: an older producer of our id is fenced now; if we are that older
+            # one (paused, replaced), the lease says so and we publish nothing.
+            self._check_fence()
         return self._producer
 
     def rebuild(self, reason: str) -> None:
         """Throw the producer away (purging what it still holds); the next use builds anew."""
         producer, self._producer = self._producer, None
+        self._in_txn = False
         if producer is None:
             return
         self.rebuilds += 1
@@ -178,15 +228,18 @@ class Dispatcher:
     def _produce(self, producer: Producer, tracker: BatchTracker) -> None:
         produce, report = producer.produce, tracker.report  # hot loop: local names
         headers_of, topics = record_headers, self.settings.topics  # topics checked by caller
+        extra = self._epoch_header
         for index, record in enumerate(tracker.sends):
-            topic, headers = topics[record.topic], headers_of(record)
+            topic, headers = topics[record.topic], headers_of(record) + extra
             while True:
                 try:
                     produce(topic, record.payload, record.key, headers=headers,
                             on_delivery=report)
                     break
                 except BufferError:
-                    producer.poll(_POLL_S)
+                    if not self._poll(producer, _POLL_S):  # fatal while the queue was full
+                        tracker.fail_unsent(index, self._fatal or KafkaError(KafkaError._FAIL))
+                        return
                 except KafkaException as exc:
                     tracker.fail_unsent(index, exc.args[0])
                     return
@@ -199,8 +252,18 @@ class Dispatcher:
         coalesce = self.settings.coalesce
         tracker = BatchTracker(records, select_sends(records, coalesce=coalesce),
                                coalesce=coalesce, topics=self.settings.topics)
+        if not self._in_txn:
+            # Right before the window's first record: the shortest gap between the check
+            # and the send (a transaction begun after it is fenced by the broker).
+            self._check_fence()
+        if self._txn and not self._in_txn:
+            try:
+                producer.begin_transaction()
+            except KafkaException as exc:
+                raise translate(exc, "beginning a Kafka transaction") from exc
+            self._in_txn = True
         self._produce(producer, tracker)
-        producer.poll(0)  # serve failure reports and errors
+        self._poll(producer, 0)  # serve failure reports and errors
         return tracker
 
     def _await(self, producer: Producer, stop: threading.Event) -> bool:
@@ -210,7 +273,8 @@ class Dispatcher:
         left, progress_at = len(producer), time.monotonic()
         stop_deadline: float | None = None
         while left:
-            producer.poll(_POLL_S)
+            if not self._poll(producer, _POLL_S):
+                return False
             now, before, left = time.monotonic(), left, len(producer)
             if left < before:
                 progress_at = now
@@ -249,8 +313,28 @@ class Dispatcher:
             if reported:
                 for tracker in window:
                     tracker.all_reported()
-            settled = self._settle(window)
+            committed = self._end_transaction(producer, window)
+            settled = self._settle(window, committed=committed)
+        if settled:
+            self.outage.recovered()
         return settled
+
+    def _end_transaction(self, producer: Producer, window: Sequence[BatchTracker]) -> bool:
+        """Commit the window's transaction if every record was delivered, else abort it;
+        whether the window counts as delivered (always True without transactions)."""
+        if not self._in_txn:
+            return True
+        self._in_txn = False
+        complete = self._fatal is None and all(t.complete for t in window)
+        try:
+            if complete:
+                producer.commit_transaction(self.settings.delivery_timeout_s)
+                return True
+            producer.abort_transaction(self.settings.delivery_timeout_s)
+        except KafkaException as exc:  # fenced, or the broker went away: rebuild
+            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            self._fatal = self._fatal or error or KafkaError(KafkaError._FAIL, str(exc))
+        return False
 
     def _fill(self, producer: Producer, window: list[BatchTracker],
               stop: threading.Event) -> None:
@@ -277,13 +361,14 @@ class Dispatcher:
 
     # ------------------------------------------------------------------ settling
 
-    def _settle(self, window: Sequence[BatchTracker]) -> int:
+    def _settle(self, window: Sequence[BatchTracker], *, committed: bool = True) -> int:
         """Move the watermark over the window's leading settled rows (one UPDATE); on
-        failures rebuild the producer and raise ``TransientError``."""
+        failures rebuild the producer and raise ``TransientError``. A window whose
+        transaction did not commit settles nothing (its records are aborted)."""
         if not window:
             return 0
         through, count = 0, 0
-        for tracker in window:
+        for tracker in window if committed else ():
             last, rows = tracker.settled_through()
             if rows:
                 through, count = last, count + rows
@@ -295,7 +380,7 @@ class Dispatcher:
         finally:
             for tracker in window:
                 self._report(tracker)
-        if self._fatal is not None or not all(t.complete for t in window):
+        if not committed or self._fatal is not None or not all(t.complete for t in window):
             self._drop_ahead()
             errors = [t.error for t in window if t.error is not None]
             reason = str(self._fatal or (errors[0] if errors else None)
@@ -376,9 +461,13 @@ class Dispatcher:
             while not stop.is_set():
                 try:
                     moved = self.dispatch_once(stop)
+                except LeadershipLost as exc:
+                    log.info("dispatch stops: %s", exc, extra={"event": "dispatch_fenced"})
+                    return
                 except TransientError as exc:
                     backoff = min(self.settings.max_backoff_s, max(0.1, backoff * 2))
-                    log.warning("dispatch failed, retrying in %.1fs: %s", backoff, exc)
+                    self.outage.failed(f"dispatch failed (retrying every <= {backoff:.1f} s): "
+                                       f"{exc}")
                     stop.wait(backoff)
                     continue
                 backoff = 0.0

@@ -57,6 +57,12 @@ class KafkaSettings:
       the producer is abandoned and rebuilt.
     - ``flush_timeout_s``: deadline of the final flush on shutdown.
     - ``idle_sleep_s`` / ``max_backoff_s``: pacing when the outbox is empty / after errors.
+    - ``transactional_id``: produce each window in a Kafka transaction under this id. The
+      broker then fences every older producer of the same id once a new one initialises
+      (``init_transactions``): a dispatcher that was paused and replaced can publish
+      nothing more (see ``Dispatcher``). None: idempotent, non-transactional producing.
+    - ``outage_log_every_s``: while the broker stays unreachable, one summary line per this
+      many seconds (plus one line when the outage starts and one when it ends).
     """
 
     bootstrap_servers: str
@@ -73,6 +79,8 @@ class KafkaSettings:
     flush_timeout_s: float = 10.0
     idle_sleep_s: float = 0.2
     max_backoff_s: float = 5.0
+    transactional_id: str | None = None
+    outage_log_every_s: float = 60.0
 
     def __attrs_post_init__(self) -> None:
         missing = [name for name in LOGICAL_TOPICS if not self.topics.get(name)]
@@ -82,3 +90,5 @@ class KafkaSettings:
             raise ConfigError("kafka.batch_size and kafka.pipeline_depth must be >= 1")
         if self.delivery_timeout_s <= 0 or self.stuck_after_s <= 0:
             raise ConfigError("kafka.delivery_timeout_s and stuck_after_s must be positive")
+        if not self.outage_log_every_s > 0:  # also refuses NaN
+            raise ConfigError("kafka.outage_log_every_s must be positive")

@@ -8,6 +8,10 @@ Quirks (MariaDB/MySQL):
 - SUBSYSTEM_NAME/TYPE/SUBTYPE are varchar(4) and SEQUENCE a mediumint: values that do not fit
   are cut/NULLed rather than failing the backfill forever under strict mode.
 - Any failed call drops the connection; the next call reconnects (the pump retries).
+- The backfill connection sets ``innodb_lock_wait_timeout`` for its session (default 5 s,
+  the server's default is 50): an AODB transaction holding a row lock makes one backfill
+  attempt fail fast with 1205 (transient, retried on back-off) instead of hanging on the
+  pump's backfill thread up to the read timeout.
 """
 
 from __future__ import annotations
@@ -55,11 +59,15 @@ class MySqlConnection(LazyConnection["Connection"]):
     """One lazily opened autocommit connection to the AODB's MySQL (``cminmsgs`` and
     ``coutmsgs`` adapters): any failed call drops it, and the next call reconnects."""
 
-    def __init__(self, dsn: str, *, connect_timeout: int, read_timeout: int) -> None:
+    def __init__(self, dsn: str, *, connect_timeout: int, read_timeout: int,
+                 lock_wait_timeout: int | None = None) -> None:  # fmt: skip
         kwargs: dict[str, Any] = parse_mysql_dsn(dsn)
         kwargs.setdefault("connect_timeout", connect_timeout)
         kwargs.setdefault("read_timeout", read_timeout)
         kwargs.setdefault("write_timeout", read_timeout)
+        if lock_wait_timeout is not None:  # an int: no SQL text from outside
+            wait = int(lock_wait_timeout)
+            kwargs["init_command"] = f"SET SESSION innodb_lock_wait_timeout = {wait}"
         super().__init__(lambda: pymysql.connect(autocommit=True, **kwargs))
 
 
@@ -81,14 +89,18 @@ class MySqlInbox:
         local_tz: ZoneInfo | str = "Asia/Shanghai",
         connect_timeout: int = 5,
         read_timeout: int = 60,
+        lock_wait_timeout: int = 5,
     ) -> None:
+        if not 1 <= lock_wait_timeout <= 3600:  # noqa: PLR2004 - MariaDB's range is 1..1073741824
+            raise ValueError(f"lock_wait_timeout: 1..3600 s, got {lock_wait_timeout!r}")
         self._table = plain_table(table)
         # Two connections: the pump reads ahead on one while it backfills on the other.
         self._reader = MySqlConnection(
             dsn, connect_timeout=connect_timeout, read_timeout=read_timeout
         )
         self._writer = MySqlConnection(
-            dsn, connect_timeout=connect_timeout, read_timeout=read_timeout
+            dsn, connect_timeout=connect_timeout, read_timeout=read_timeout,
+            lock_wait_timeout=lock_wait_timeout,
         )
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
         self._select = _SELECT.format(table=table)

@@ -4,6 +4,11 @@ Taking the lease from another holder, from nobody, or after a release bumps EPOC
 fencing token); renewing our own keeps it. 11g has no MERGE .. RETURNING, so the MERGE is
 followed by a read of the row in the same transaction: we lead iff the row names us.
 Concurrent first acquisitions can both try to INSERT; the loser's ORA-00001 is retried.
+
+Bounded waits (11g has no ``lock_timeout``): a standby reads the row first and tries only
+when the lease is free or expired, and then takes the row with ``SELECT .. FOR UPDATE WAIT
+n`` before the MERGE (a MERGE would wait for ever behind a frozen leader's lock); the wait
+ends in ORA-30006, transient.
 """
 
 from __future__ import annotations
@@ -28,8 +33,13 @@ class OracleLeaderLease:
         """Take or renew the lease for ``ttl_seconds``; the epoch if we lead, else None."""
         if not holder:
             raise ValueError("holder must be non-empty ('' is NULL in Oracle)")
+        found = self.status()
+        if found is not None and found[1] not in (None, holder) and found[2]:
+            return None  # someone else's live lease: never queue behind its row lock
         params = {"LOCK_NAME": self._name, "HOLDER": holder, "TTL_SECONDS": float(ttl_seconds)}
         with oracle_errors(), self._pool.acquire() as conn:
+            if found is not None:  # 11g DML waits for ever: lock first, FOR UPDATE WAIT n
+                query(conn, sql.LOCK_SELECT, {"LOCK_NAME": self._name})
             merge_many(conn, sql.LEASE_ACQUIRE, [params])
             rows = query(conn, sql.LEASE_STATUS, {"LOCK_NAME": self._name})
             conn.commit()

@@ -15,14 +15,19 @@ import psycopg
 
 from flightstate_core.errors import FlightstateError, PermanentError, TransientError
 
-__all__ = ["classify", "translated"]
+__all__ = ["DISCARD_CODES", "classify", "discard_after", "translated"]
 
 # SQLSTATE classes/codes a retry can cure: connection exceptions (08), serialization
 # failure / deadlock (40), insufficient resources (53), operator intervention (57:
-# admin shutdown = pg_terminate_backend, crash shutdown, cannot connect now, query
-# cancelled), lock not available (55P03), system errors (58).
+# admin shutdown = pg_terminate_backend, crash shutdown, cannot connect now (in recovery),
+# query cancelled by statement_timeout), lock not available (55P03, lock_timeout), system
+# errors (58). Also a read-only store (25006: a failover to a standby not yet promoted) and a
+# session ended by idle_in_transaction_session_timeout (25P03): the store comes back.
 _TRANSIENT_CLASSES: Final = ("08", "40", "53", "57", "58")
-_TRANSIENT_CODES: Final = frozenset({"55P03", "55006"})
+_TRANSIENT_CODES: Final = frozenset({"55P03", "55006", "25006", "25P03"})
+#: SQLSTATEs after which a connection is closed, not reused: its session defaults (read
+#: only) or its server (a standby) will not change under it.
+DISCARD_CODES: Final = frozenset({"25006", "25P03"})
 
 
 def classify(exc: psycopg.Error) -> FlightstateError:
@@ -36,6 +41,17 @@ def classify(exc: psycopg.Error) -> FlightstateError:
         # No SQLSTATE: the connection broke (server gone, socket closed, backend killed).
         return TransientError(f"PostgreSQL connection: {_first_line(exc)}")
     return PermanentError(f"PostgreSQL: {_first_line(exc)}")
+
+
+def discard_after(exc: BaseException | None) -> bool:
+    """Whether the connection that raised *exc* (a driver error, or a core error raised
+    from one) must be closed rather than reused."""
+    seen = 0
+    while exc is not None and seen < 5:  # noqa: PLR2004 - a short cause chain
+        if isinstance(exc, psycopg.Error) and exc.sqlstate in DISCARD_CODES:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def _first_line(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ import psycopg
 from psycopg import pq
 
 from flightstate_core.lazy import LazyConnection
+from flightstate_pg._errors import discard_after
 
 __all__ = ["ConnectionSource", "SimplePool", "lazy_connection", "prepare"]
 
@@ -64,6 +65,10 @@ class SimplePool:
         conn = self._take()
         try:
             yield conn
+        except Exception as exc:  # the store raises core errors from driver ones
+            if discard_after(exc):
+                conn.close()  # read-only session (or ended by the server): never reuse it
+            raise
         finally:
             self._give_back(conn)
 

@@ -6,6 +6,13 @@ release) bumps EPOCH; renewing our own lease keeps it. Every state transaction t
 row ``FOR UPDATE`` in ``lock_pipeline(epoch)`` and refuses to write if the row's EPOCH is
 newer, so a leader that was paused past its lease and replaced can never commit again.
 
+A standby first looks at the row with a plain read (MVCC: never waits for a lock) and tries
+the upsert only when the lease looks free or expired. The upsert waits for the row lock
+that the leader's open transaction holds (``lock_pipeline``); with the session's
+``lock_timeout`` (``flightstate_pg.session``) that wait is bounded and ends in a
+``TransientError``, retried; a frozen leader's lock goes once its session is ended by
+``idle_in_transaction_session_timeout``.
+
 Times come from the database (``clock_timestamp()``), never from the pump hosts, so clock
 skew between hosts cannot make two leaders. The row is created here if the migration has
 not seeded it.
@@ -41,6 +48,10 @@ WHERE LOCK_NAME = %(name)s AND HOLDER = %(holder)s
 """
 
 _STATUS = "SELECT EPOCH, HOLDER, LEASE_EXPIRES_AT > clock_timestamp() FROM PIPELINE_LOCK"
+_HOLDS = """
+SELECT EPOCH = %(epoch)s AND HOLDER = %(holder)s AND LEASE_EXPIRES_AT > clock_timestamp()
+FROM PIPELINE_LOCK WHERE LOCK_NAME = %(name)s
+"""
 
 
 class PgLeaderLease:
@@ -52,9 +63,17 @@ class PgLeaderLease:
 
     def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
         """Take or renew the lease for *ttl_seconds*; the epoch if we lead, else None."""
+        found = self.status()
+        if found is not None and found[1] not in (None, holder) and found[2]:
+            return None  # someone else's live lease: no need to queue for its row lock
         params = {"name": self._name, "holder": holder, "ttl": float(ttl_seconds)}
         row = self._run(_ACQUIRE, params)
         return None if row is None else int(row[0])
+
+    def holds(self, holder: str, epoch: int) -> bool:
+        """Whether *holder* still has an unexpired lease at *epoch* (the dispatch fence)."""
+        row = self._run(_HOLDS, {"name": self._name, "holder": holder, "epoch": epoch})
+        return bool(row and row[0])
 
     def release(self, holder: str) -> None:
         """Give the lease up if *holder* has it (the next leader bumps the epoch)."""

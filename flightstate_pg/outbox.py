@@ -96,6 +96,8 @@ _TRANSIENT = (
     pg_errors.DeadlockDetected,
     pg_errors.LockNotAvailable,
     pg_errors.QueryCanceled,
+    pg_errors.ReadOnlySqlTransaction,  # a failover to a standby not yet promoted
+    pg_errors.IdleInTransactionSessionTimeout,
 )
 
 
@@ -155,8 +157,8 @@ class _Channel:
                     cur.execute(query, params, prepare=True)
                     return (cur.fetchall() if fetch else []), cur.rowcount
             except psycopg.Error as exc:
-                if isinstance(exc, psycopg.OperationalError):
-                    self.close()
+                if isinstance(exc, (psycopg.OperationalError, pg_errors.ReadOnlySqlTransaction)):
+                    self.close()  # reconnect: a new session may reach the promoted primary
                 raise _translate(exc, what) from exc
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -64,6 +65,22 @@ def command(func: F) -> F:
             raise
 
     return wrapper  # type: ignore[return-value]
+
+
+def _wait_for_store(check: Callable[[], None], backoff_max: float) -> None:
+    """Run *check* until the store answers: an unreachable store at start is waited out
+    (one warning per attempt, capped back-off), like one that goes away later."""
+    import psycopg  # noqa: PLC0415 - only the run command needs it here
+
+    delay = 0.5
+    while True:
+        try:
+            check()
+            return
+        except psycopg.OperationalError as exc:  # no connection yet: not a setting problem
+            log.warning("store not reachable, retrying in %.1f s: %s", delay, _safe(exc))
+            time.sleep(delay)
+            delay = min(backoff_max, delay * 2)
 
 
 def _safe(exc: BaseException) -> str:
@@ -156,12 +173,14 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     services = open_services(config)
     tune_gc_for_throughput()  # the pump is this process's whole job (see flightstate_core.tuning)
     try:
-        ensure_runner_tables(services.pg_dsn)
+        _wait_for_store(lambda: ensure_runner_tables(services.pg_dsn), config.backoff_max)
         runner = Runner(services, metrics, log, bootstrap=config.kafka_bootstrap,
                         until_idle=until_idle)  # fmt: skip
         runner.install_signal_handlers()
         code = runner.run()
         log.info("stopped", extra={"event": "stop", **runner.snapshot()})
+        if runner.left_behind:
+            click.echo(f"stopped with work left: {runner.left_behind}", err=True)
     finally:
         services.close()
     sys.exit(code)

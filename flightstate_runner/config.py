@@ -6,6 +6,7 @@ passwords, so anything printed or logged goes through ``redact``.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -58,6 +59,24 @@ def _positive(instance: object, attribute: Any, value: float) -> None:
         raise ConfigError(f"{attribute.name}: must be positive, got {value!r}")
 
 
+def _seconds(maximum: float, *, zero_ok: bool = True) -> Any:
+    """A validator: a finite number of seconds in 0..maximum (above 0 unless *zero_ok*)."""
+
+    def check(instance: object, attribute: Any, value: float) -> None:
+        low_ok = value >= 0 if zero_ok else value > 0
+        if not (math.isfinite(value) and low_ok and value <= maximum):
+            low = "0" if zero_ok else "above 0"
+            raise ConfigError(f"{attribute.name}: must be a finite number of seconds, {low} to "
+                              f"{maximum:g}, got {value!r}")
+
+    return check
+
+
+def _transactional_id(instance: object, attribute: Any, value: str) -> None:
+    if value and not re.fullmatch(r"[A-Za-z0-9._-]{1,200}", value):
+        raise ConfigError(f"{attribute.name}: {value!r} is not 1-200 of A-Z a-z 0-9 . _ -")
+
+
 @frozen
 class RunnerConfig:
     """Every runner setting. ``pg_dsn=None`` means: start an embedded PostgreSQL;
@@ -91,8 +110,28 @@ class RunnerConfig:
     request_max_attempts: int = field(default=3, validator=_positive)
     purge_interval: float = field(default=600.0, validator=_not_negative)
     outbox_retention_hours: float = field(default=24.0, validator=_not_negative)
+    # bounded waits of every PostgreSQL session (flightstate_pg.session; 0 turns one off)
+    db_lock_timeout: float = field(default=3.0, validator=_seconds(3600))
+    db_idle_in_transaction_timeout: float = field(default=10.0, validator=_seconds(3600))
+    db_statement_timeout: float = field(default=20.0, validator=_seconds(3600))
+    db_keepalive_idle: float = field(default=10.0, validator=_seconds(3600))
+    # MariaDB/MySQL inbox: innodb_lock_wait_timeout of the backfill session (1..3600 s)
+    backfill_lock_wait_timeout: int = field(default=5, validator=_seconds(3600, zero_ok=False))
+    # `run --until-idle`: seconds idle with failing backfills or an undrained outbox
+    idle_wait: float = field(default=60.0, validator=_seconds(86400, zero_ok=False))
+    # "" = flightstate-<topic_schd>: one id per deployment (every runner of it shares it)
+    kafka_transactional_id: str = field(default="", validator=_transactional_id)
+    kafka_outage_log_every: float = field(default=60.0, validator=_seconds(86400, zero_ok=False))
     log_level: str = field(default="INFO", validator=_level)
     holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
+
+    def takeover_bound(self) -> float:
+        """Seconds after a leader freezes (even inside a transaction) within which a
+        standby leads: its lease and its open transaction's locks are gone by then, and
+        the standby's next try (after at most one lock wait and one poll) succeeds."""
+        held = max(self.lease_ttl, self.db_idle_in_transaction_timeout or math.inf,
+                   self.db_statement_timeout or math.inf)  # fmt: skip
+        return held + self.db_lock_timeout + self.poll_interval + self.backoff_max
 
     def core(self) -> CoreConfig:
         """The pure core's part of the configuration."""
@@ -121,12 +160,14 @@ def redact(dsn: str | None) -> str | None:
 
 _INT_FIELDS = {
     "batch_size", "max_unexpected_attempts", "dispatch_batch", "metrics_port", "cleanup_batch",
-    "request_max_attempts",
+    "request_max_attempts", "backfill_lock_wait_timeout",
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",
     "retention_days", "quiet_days", "null_day_quiet_days", "request_interval", "request_timeout",
-    "purge_interval", "outbox_retention_hours",
+    "purge_interval", "outbox_retention_hours", "db_lock_timeout",
+    "db_idle_in_transaction_timeout", "db_statement_timeout", "db_keepalive_idle", "idle_wait",
+    "kafka_outage_log_every",
 }  # fmt: skip
 
 

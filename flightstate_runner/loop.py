@@ -1,10 +1,17 @@
 """The ``run`` loop: pump (main thread), dispatcher and monitor (threads), clean shutdown.
 
-Why the pump is rebuilt in ``--until-idle`` mode: a ``Pump`` stops for good once idle, and
-"idle" must mean the inbox has nothing new *and* the outbox is drained. So: pump until
-idle, wait for the dispatcher to drain the outbox, look at the inbox once more; if rows
-arrived meanwhile, pump again. SIGINT/SIGTERM stop everything after the current
-transaction; the dispatcher flushes and the lease is released.
+Only the leader dispatches: the dispatcher thread waits until this process's pump leads,
+then dispatches fenced by that epoch (the lease still held at it, checked before each
+window and after each producer start; Kafka transactions fence a paused one at the
+broker, see ``flightstate_kafka.dispatcher``) and stops as soon as the fence fails.
+
+``--until-idle``: "idle" means the inbox has nothing new, every backfill is written and
+the outbox is delivered; the pump checks all three while it still leads (so its dispatcher
+can finish), then stops. If backfills keep failing or the outbox does not drain for
+``idle_wait`` seconds it stops anyway and ``run`` returns ``EXIT_LEFT_BEHIND`` with a line
+saying what is left. If rows arrived after the pump stopped, it pumps again.
+SIGINT/SIGTERM stop everything after the current transaction; the dispatcher flushes and
+the lease is released.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ from collections import Counter
 from types import FrameType
 from typing import Any
 
+from flightstate_core.errors import LeadershipLost, TransientError
 from flightstate_core.pump import Pump, PumpStats
 from flightstate_pg import PgStore
+from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
 from flightstate_runner import probes
 from flightstate_runner.housekeeping import Housekeeping
@@ -27,9 +36,11 @@ from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver
 from flightstate_runner.wiring import Services, build_dispatcher, build_pump
 
-__all__ = ["Runner"]
+__all__ = ["EXIT_LEFT_BEHIND", "Runner"]
 
 _MONITOR_EVERY = 2.0
+#: ``run --until-idle`` stopped after ``idle_wait`` with backfills or events left.
+EXIT_LEFT_BEHIND = 3
 
 
 class Runner:
@@ -57,6 +68,9 @@ class Runner:
         self.pump: Pump | None = None
         self.observer = MetricsObserver(metrics)
         self.dispatch_error: BaseException | None = None
+        self.dispatcher: Any = None  # the current one (while leading)
+        self.left_behind: str | None = None
+        self._backfill_failures_seen = 0
         self.started = time.monotonic()
         self.pump_seconds = 0.0
         self._dispatch_stop = threading.Event()
@@ -86,6 +100,8 @@ class Runner:
         """Counters for progress displays (read from other threads; approximate)."""
         current = self.pump.stats.outcomes if self.pump is not None else Counter()
         outcomes = self.outcomes + current
+        stats = self.pump.stats if self.pump is not None else None
+        dispatcher = self.dispatcher
         return {
             "processed": sum(outcomes.values()),
             "outcomes": dict(outcomes),
@@ -94,6 +110,11 @@ class Runner:
             "rows_dispatched": self.observer.rows_delivered,
             "records_published": self.observer.records_delivered,
             "last_error": self.pump.stats.last_error if self.pump is not None else None,
+            "store_unavailable": bool(stats and stats.store_unavailable),
+            "backfill": {"failures": stats.backfill_failures if stats else 0,
+                         "error": stats.backfill_error if stats else None},
+            "kafka_unreachable": bool(dispatcher is not None and dispatcher.outage.down),
+            "left_behind": self.left_behind,
         }
 
     # ------------------------------------------------------------------ run
@@ -104,11 +125,9 @@ class Runner:
         try:
             while not self.stop.is_set():
                 self._pump_once()
-                if not self.until_idle or self.stop.is_set():
+                if not self.until_idle or self.stop.is_set() or self.left_behind:
                     break
-                if not self._drained():
-                    break
-                if self._inbox_lag() == 0:
+                if self.dispatch_error is not None or self._inbox_lag() == 0:
                     break
         finally:
             self._stop_threads()
@@ -118,10 +137,16 @@ class Runner:
         if self.dispatch_error is not None:
             self.log.error("dispatcher stopped: %s", self.dispatch_error)
             return 1
+        if self.left_behind:
+            self.log.error("stopped with work left: %s", self.left_behind,
+                           extra={"event": "left_behind", "left": self.left_behind})  # fmt: skip
+            return EXIT_LEFT_BEHIND
         return 0
 
     def _pump_once(self) -> None:
-        pump = build_pump(self.services, self.metrics, until_idle=self.until_idle, log=self.log)
+        drained = self._drained if self.until_idle else None
+        pump = build_pump(self.services, self.metrics, until_idle=self.until_idle, log=self.log,
+                          drained=drained)  # fmt: skip
         self.pump = pump
         if self.stop.is_set():
             pump.request_stop()
@@ -133,26 +158,42 @@ class Runner:
         self.outcomes += stats.outcomes
         pump.stats.outcomes = Counter()  # now counted in self.outcomes
         self.metrics.leader.set(0)
+        if stats.left_behind:
+            self.left_behind = self._what_is_left(stats.left_behind)
 
     def _drained(self) -> bool:
-        """Wait until the outbox is empty (True), or give up on stop/dispatcher death."""
-        if self.bootstrap is None:
-            return True  # no Kafka: events stay in the outbox by design
+        """Whether the outbox is delivered (the idle pump's downstream check). True without
+        Kafka (events stay in the outbox by design) or once the dispatcher died (``run``
+        then exits 1)."""
+        if self.bootstrap is None or self.dispatch_error is not None:
+            return True
         outbox = PgOutbox(self.services.pg_dsn)
         try:
-            while not self.stop.is_set():
-                if outbox.backlog().count == 0:
-                    return True
-                if self.dispatch_error is not None:
-                    return False
-                self.stop.wait(0.1)
+            return outbox.backlog().count == 0
         finally:
             outbox.close()
-        return False
+
+    def _what_is_left(self, reason: str) -> str:
+        """*reason* with the counts of what is left (best effort: the store may be down)."""
+        try:
+            backfills = probes.pending_backfills(self.services.pg_dsn)
+            outbox = PgOutbox(self.services.pg_dsn)
+            try:
+                events = outbox.backlog().count
+            finally:
+                outbox.close()
+        except Exception as exc:
+            return f"{reason} (counts unavailable: {exc})"
+        return f"{reason}: {backfills} backfill(s) pending, {events} event(s) undelivered"
 
     def _inbox_lag(self) -> int:
-        cursor = self.services.store.inbox_cursor()
-        return probes.inbox_lag(self.services.config, self.services.pg_dsn, cursor).lag
+        """Rows after the cursor; -1 (pump again) when the store cannot tell right now."""
+        try:
+            cursor = self.services.store.inbox_cursor()
+            return probes.inbox_lag(self.services.config, self.services.pg_dsn, cursor).lag
+        except Exception as exc:  # store or inbox unreachable: a transient condition
+            self.log.warning("inbox lag unknown: %s", exc)
+            return -1
 
     # ------------------------------------------------------------------ threads
 
@@ -173,14 +214,44 @@ class Runner:
             thread.join(timeout=30)
 
     def _dispatch(self) -> None:
-        assert self.bootstrap is not None  # noqa: S101 - only started with a bootstrap
-        dispatcher = build_dispatcher(self.services, self.observer, self.bootstrap,
-                                      quiet=self.quiet_kafka)  # fmt: skip
+        """While this process leads: dispatch fenced by the leader's epoch; otherwise wait."""
+        lease = PgLeaderLease(self.services.pg_dsn)  # own connection: this thread's
         try:
-            dispatcher.run(self._dispatch_stop)
+            while not self._dispatch_stop.is_set():
+                leading = self._leading()
+                epoch = None if leading is None else leading.epoch
+                if epoch is None:
+                    self._dispatch_stop.wait(self.services.config.poll_interval)
+                    continue
+                if not self._dispatch_as(epoch, lease):
+                    return
+        finally:
+            lease.close()
+
+    def _dispatch_as(self, epoch: int, lease: PgLeaderLease) -> bool:
+        """Dispatch until the fence at *epoch* fails (True) or the dispatcher dies (False)."""
+        assert self.bootstrap is not None  # noqa: S101 - only started with a bootstrap
+        holder = self.services.config.holder
+
+        def fence() -> bool:
+            stats = self._leading()
+            return stats is not None and stats.epoch == epoch and lease.holds(holder, epoch)
+
+        dispatcher = build_dispatcher(self.services, self.observer, self.bootstrap,
+                                      quiet=self.quiet_kafka, fence=fence, epoch=epoch)  # fmt: skip
+        self.dispatcher = dispatcher
+        try:
+            dispatcher.run(self._dispatch_stop)  # returns when the fence fails
+        except (LeadershipLost, TransientError) as exc:  # while closing: try again later
+            self.log.info("dispatcher at epoch %d stopped: %s", epoch, exc)
         except BaseException as exc:
             self.dispatch_error = exc
             self.log.error("dispatcher failed", exc_info=True)
+            return False
+        finally:
+            self.dispatcher = None
+        self._dispatch_stop.wait(self.services.config.poll_interval)
+        return True
 
     def _leading(self) -> PumpStats | None:
         pump = self.pump
@@ -211,6 +282,7 @@ class Runner:
     def _refresh_gauges(self) -> None:
         services, metrics = self.services, self.metrics
         pump = self.pump
+        self._refresh_health(pump.stats if pump is not None else None)
         cursor = pump.stats.cursor if pump is not None and pump.stats.cursor else None
         cursor = cursor or services.store.inbox_cursor()
         lag = probes.inbox_lag(services.config, services.pg_dsn, cursor)
@@ -231,6 +303,19 @@ class Runner:
         pump = self.pump
         if pump is not None:
             self.leadership.observe(pump.stats.is_leader, pump.stats.epoch)
+
+    def _refresh_health(self, stats: PumpStats | None) -> None:
+        """Gauges from this process's own state (no query: they work while the store is down)."""
+        metrics = self.metrics
+        metrics.store_unavailable.set(1 if stats is not None and stats.store_unavailable else 0)
+        metrics.backfill_failing.set(1 if stats is not None and stats.backfill_error else 0)
+        failures = stats.backfill_failures if stats is not None else 0
+        if failures > self._backfill_failures_seen:
+            metrics.backfill_failures.inc(failures - self._backfill_failures_seen)
+        self._backfill_failures_seen = failures
+        dispatcher = self.dispatcher
+        metrics.kafka_unreachable.set(1 if dispatcher is not None and dispatcher.outage.down
+                                      else 0)  # fmt: skip
 
     def _heartbeat(self) -> None:
         snap = {**self.snapshot(), **self.leadership.fields(), "running": self._running}

@@ -84,6 +84,22 @@ class RunnerMetrics:
             "flightstate_housekeeping_failures", "Failed housekeeping runs", ["task"], registry=r
         )
 
+        self.store_unavailable = Gauge(
+            "flightstate_store_unavailable",
+            "1 while the store cannot be written (unreachable, read-only, in recovery)",
+            registry=r,
+        )
+        self.backfill_failures = Counter(
+            "flightstate_backfill_failures", "Failed backfill attempts (one per attempt)",
+            registry=r,
+        )
+        self.backfill_failing = Gauge(
+            "flightstate_backfill_failing", "1 while backfill attempts fail", registry=r
+        )
+        self.kafka_unreachable = Gauge(
+            "flightstate_kafka_unreachable", "1 during a broker outage", registry=r
+        )
+
     def serve(self, port: int) -> None:
         """Expose ``/metrics`` on this port (daemon thread); ConfigError naming the setting
         if the port cannot be bound (in use, or privileged)."""

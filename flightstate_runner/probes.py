@@ -151,6 +151,22 @@ def pending_backfills(pg_dsn: str) -> int:
     return int(row[0]) if row else 0
 
 
+_BACKFILL_FAILING = (
+    "SELECT count(*), max(BACKFILL_ATTEMPTS), "
+    "(array_agg(BACKFILL_ERROR ORDER BY MESSAGE_ID DESC))[1] FROM PROC_STATE "
+    "WHERE BACKFILL_STATUS = 'PENDING' AND BACKFILL_ERROR IS NOT NULL"
+)
+
+
+def failing_backfills(pg_dsn: str) -> dict[str, Any]:
+    """Pending write-backs that failed at least once: how many, the most attempts, and the
+    error of the newest (recorded in PROC_STATE by every failed attempt)."""
+    with _pg(pg_dsn) as conn:
+        row = conn.execute(_BACKFILL_FAILING).fetchone()
+    count, attempts, error = row if row else (0, None, None)
+    return {"failing": int(count), "max_attempts": attempts, "last_error": error}
+
+
 # ---------------------------------------------------------------------- runner tables
 
 

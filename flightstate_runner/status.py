@@ -66,6 +66,7 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
         "dead": dead,
         "dead_by_reason": probes.dead_by_reason(dsn),
         "backfill_backlog": probes.pending_backfills(dsn),
+        "backfill_failures": probes.failing_backfills(dsn),
         "outbox": _outbox(dsn),
         "requests": requests,
         "last_error": beat["last_error"] if beat else None,
@@ -108,13 +109,16 @@ def _dead_lines(report: dict[str, Any]) -> list[str]:
 
 def render(report: dict[str, Any]) -> str:
     """Human text of a ``collect`` report."""
+    failing = report["backfill_failures"]
     lines = [
         _leader_line(report["leader"]),
         "standby:  " + (", ".join(f"{s['holder']} (last report {s['last_report']})"
                                   for s in report["standbys"]) or "none"),
         _inbox_line(report["inbox"]),
         "outcomes: " + (", ".join(f"{k} {v}" for k, v in report["outcomes"].items()) or "none"),
-        f"backfill: {report['backfill_backlog']} pending write-back(s)",
+        f"backfill: {report['backfill_backlog']} pending write-back(s)"
+        + (f", {failing['failing']} failing (up to {failing['max_attempts']} attempt(s)), "
+           f"last: {failing['last_error']}" if failing["failing"] else ""),
         f"outbox:   {report['outbox']['backlog']} undelivered event(s)"
         + (f", oldest {report['outbox']['oldest_age_s']:.0f} s"
            if report["outbox"]["oldest_age_s"] is not None else ""),

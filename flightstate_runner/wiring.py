@@ -19,6 +19,7 @@ from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
+from flightstate_pg.session import SessionLimits, with_session_limits
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver, ObservedProcessor
@@ -32,6 +33,7 @@ __all__ = [
     "provision",
     "require",
     "require_schema",
+    "session_dsn",
 ]
 
 # Tables every store command reads; any one missing means `migrate` has not run here.
@@ -70,7 +72,8 @@ def _inbox(config: RunnerConfig, pg_dsn: str) -> Inbox:
 
         try:
             return MySqlInbox(config.mysql_dsn, table=config.inbox_table,
-                              local_tz=config.airport_tz)  # fmt: skip
+                              local_tz=config.airport_tz,
+                              lock_wait_timeout=config.backfill_lock_wait_timeout)  # fmt: skip
         except ValueError as exc:
             raise ConfigError(f"mysql_dsn: {exc}") from exc
     from flightstate_pg.inbox import PgInbox  # noqa: PLC0415
@@ -97,9 +100,23 @@ class Services:
                 close()
 
 
+def session_dsn(config: RunnerConfig, dsn: str) -> str:
+    """*dsn* with the configured bounded waits (lock, idle-in-transaction and statement
+    timeouts, TCP keepalives) and ``application_name`` = the lease holder."""
+    limits = SessionLimits(
+        lock_timeout=config.db_lock_timeout,
+        idle_in_transaction=config.db_idle_in_transaction_timeout,
+        statement_timeout=config.db_statement_timeout,
+        keepalive_idle=config.db_keepalive_idle,
+    )
+    return with_session_limits(dsn, limits, application_name=f"flightstate {config.holder}")
+
+
 def open_services(config: RunnerConfig, pg_dsn: str | None = None) -> Services:
-    """Adapters on ``pg_dsn`` (default: the configured one) and the configured inbox."""
-    dsn = require_schema(pg_dsn or require(config, "pg_dsn", "this command"))
+    """Adapters on ``pg_dsn`` (default: the configured one, checked to be migrated) and the
+    configured inbox; every PostgreSQL session carries the configured bounded waits
+    (``session_dsn``)."""
+    dsn = session_dsn(config, require_schema(pg_dsn or require(config, "pg_dsn", "this command")))
     store = PgStore(dsn, config.core(), inbox_name=config.inbox_table)
     return Services(config, dsn, store, _inbox(config, dsn), PgLeaderLease(dsn), PgOutbox(dsn))
 
@@ -111,6 +128,7 @@ def build_pump(
     until_idle: bool,
     log: logging.Logger,
     after_commit: Any = None,
+    drained: Any = None,
 ) -> Pump:
     """A pump over the services, its processor wrapped for logs and metrics."""
     cfg = services.config
@@ -125,6 +143,7 @@ def build_pump(
         unexpected_attempts=cfg.max_unexpected_attempts,
         backfill_retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         stop_when_idle=until_idle,
+        idle_backfill_wait=cfg.idle_wait if until_idle else None,
     )
     from flightstate_pg.requests import schedule_response_hook  # noqa: PLC0415
 
@@ -139,6 +158,7 @@ def build_pump(
         read_cursor=services.store.inbox_cursor,
         settings=settings,
         after_commit=after_commit,
+        drained=drained,
     )
 
 
@@ -153,17 +173,21 @@ def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False)
         batch_size=config.dispatch_batch,
         max_backoff_s=config.backoff_max,
         producer_overrides={"log_level": "3"} if quiet else {},
+        transactional_id=config.kafka_transactional_id or f"flightstate-{config.topic_schd}",
+        outage_log_every_s=config.kafka_outage_log_every,
     )
 
 
 def build_dispatcher(
-    services: Services, observer: MetricsObserver, bootstrap: str, *, quiet: bool = False
+    services: Services, observer: MetricsObserver, bootstrap: str, *, quiet: bool = False,
+    fence: Any = None, epoch: int | None = None,
 ) -> Any:
-    """The outbox → Kafka dispatcher, reporting to the runner's metrics."""
+    """The outbox → Kafka dispatcher, reporting to the runner's metrics; *fence* (the lease
+    still held at *epoch*) is checked before each window and after each producer start."""
     from flightstate_kafka import Dispatcher  # noqa: PLC0415 - only with Kafka
 
     settings = kafka_settings(services.config, bootstrap, quiet=quiet)
-    return Dispatcher(services.outbox, settings, observer=observer)
+    return Dispatcher(services.outbox, settings, observer=observer, fence=fence, epoch=epoch)
 
 
 def provision(config: RunnerConfig, bootstrap: str, timeout: float = 10.0) -> dict[str, str]:

@@ -245,3 +245,74 @@ def test_a_prepared_decode_is_used_only_for_the_very_same_text() -> None:
     fresh = prepared.decoded_row(other, config)
     assert fresh is not prepared.decoded[4][1]
     assert fresh == service.decode_row(other, config)
+
+
+class FlakyLease:
+    """The memory store's lease, failing transiently (a read-only or unreachable store)
+    for its first *failures* calls."""
+
+    def __init__(self, store: MemoryStore, failures: int) -> None:
+        self.store = store
+        self.failures = failures
+
+    def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
+        if self.failures > 0:
+            self.failures -= 1
+            raise TransientError("PostgreSQL 25006: cannot execute INSERT (read-only)")
+        return self.store.try_acquire(holder, ttl_seconds)
+
+    def release(self, holder: str) -> None:
+        self.store.release(holder)
+
+
+def test_an_unwritable_store_is_waited_out_not_fatal() -> None:
+    """Issue 17: the lease failing (read-only, in recovery, unreachable) keeps the pump
+    waiting as a standby with back-off, reporting it; then it leads and finishes."""
+    store = MemoryStore()
+    raws = generate_day(3, flights=5, messages=30)
+    inbox = make_inbox(raws)
+    lease = FlakyLease(store, failures=5)
+    seen: list[bool] = []
+    pump = Pump(processor=ServiceProcessor(store, CoreConfig()), inbox=inbox, lease=lease,
+                backfills=store, read_cursor=store.cursor, settings=settings())  # fmt: skip
+    original = pump._acquire
+
+    def watched() -> int | None:
+        epoch = original()
+        seen.append(pump.stats.store_unavailable)
+        return epoch
+
+    pump._acquire = watched  # type: ignore[method-assign]
+    stats = pump.run()
+    assert seen[:5] == [True] * 5  # reported while it failed
+    assert stats.store_unavailable is False
+    assert stats.processed == len(raws)
+
+
+class DeniedBackfill(MemoryInbox):
+    """The inbox refusing every write-back (a missing UPDATE grant)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attempts = 0
+
+    def backfill(self, intents: Sequence[BackfillIntent]) -> None:
+        self.attempts += 1
+        raise TransientError("(1142, 'UPDATE command denied')")
+
+
+def test_until_idle_with_failing_backfills_stops_after_the_wait() -> None:
+    store = MemoryStore()
+    inbox = DeniedBackfill()
+    raws = generate_day(4, flights=5, messages=20)
+    for raw in raws:
+        inbox.append(raw, datetime.now(UTC))
+    pump = pump_over(store, inbox, ServiceProcessor(store, CoreConfig()),
+                     idle_backfill_wait=0.05)  # fmt: skip
+    stats = pump.run()
+    assert stats.processed == len(raws)  # outcomes unaffected
+    assert stats.left_behind is not None
+    assert "backfill intents still pending" in stats.left_behind
+    assert "UPDATE command denied" in stats.left_behind
+    assert stats.backfill_failures == inbox.attempts >= 1
+    assert len(store.pending_backfills(1000)) == len(raws)

@@ -36,6 +36,15 @@ def test_layers_defaults_toml_env_options(tmp_path: Path) -> None:
         ({"FLIGHTSTATE_LEASE_TTL": "-1"}, "lease_ttl"),
         ({"FLIGHTSTATE_INBOX_TABLE": "cminmsgs; drop"}, "inbox_table"),
         ({"FLIGHTSTATE_METRICS_PORT": "70000"}, "metrics_port"),
+        ({"FLIGHTSTATE_DB_LOCK_TIMEOUT": "nan"}, "db_lock_timeout"),
+        ({"FLIGHTSTATE_DB_IDLE_IN_TRANSACTION_TIMEOUT": "inf"}, "db_idle_in_transaction_timeout"),
+        ({"FLIGHTSTATE_DB_STATEMENT_TIMEOUT": "-1"}, "db_statement_timeout"),
+        ({"FLIGHTSTATE_DB_KEEPALIVE_IDLE": "99999"}, "db_keepalive_idle"),
+        ({"FLIGHTSTATE_BACKFILL_LOCK_WAIT_TIMEOUT": "0"}, "backfill_lock_wait_timeout"),
+        ({"FLIGHTSTATE_IDLE_WAIT": "0"}, "idle_wait"),
+        ({"FLIGHTSTATE_IDLE_WAIT": "nan"}, "idle_wait"),
+        ({"FLIGHTSTATE_KAFKA_OUTAGE_LOG_EVERY": "inf"}, "kafka_outage_log_every"),
+        ({"FLIGHTSTATE_KAFKA_TRANSACTIONAL_ID": "a b"}, "kafka_transactional_id"),
     ],
 )
 def test_bad_setting_exits_2_naming_it(env: dict[str, str], setting: str) -> None:
@@ -92,3 +101,12 @@ def test_password_never_printed() -> None:
     assert secret not in result.stderr + result.stdout
     assert redact(dsn) == "postgresql://flight:***@127.0.0.1:1/db?connect_timeout=2"
     assert redact("host=h password='a b' user=u") == "host=h password=*** user=u"
+
+
+def test_takeover_bound_from_the_settings() -> None:
+    config = load_config(None, {"FLIGHTSTATE_LEASE_TTL": "2", "FLIGHTSTATE_POLL_INTERVAL": "0.1",
+                                "FLIGHTSTATE_BACKOFF_MAX": "1", "FLIGHTSTATE_DB_LOCK_TIMEOUT": "1",
+                                "FLIGHTSTATE_DB_IDLE_IN_TRANSACTION_TIMEOUT": "3",
+                                "FLIGHTSTATE_DB_STATEMENT_TIMEOUT": "5"})  # fmt: skip
+    assert config.takeover_bound() == pytest.approx(5 + 1 + 1 + 0.1)
+    assert load_config(None, {}).takeover_bound() == pytest.approx(20 + 3 + 10 + 0.5)

@@ -1,0 +1,165 @@
+"""Runner processes for the failover tests: start, freeze (SIGSTOP), thaw, stop, read logs;
+and the checks they share (the lease row, the drained pipeline, the schd topic)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from confluent_kafka import Message
+
+from flightstate_core.config import CoreConfig
+from flightstate_core.wire import wire
+from flightstate_pg import PgStore
+from flightstate_runner.config import load_config
+from flightstate_runner.status import collect
+from tests.fixtures.kafka import read_topic
+from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
+
+
+def ok(*args: str, env: Mapping[str, str]) -> str:
+    """Run one runner command; it must exit 0."""
+    result = run_cli(*args, env=env)
+    assert result.returncode == 0, f"{args}: {result.stderr[-3000:]}"
+    return result.stdout
+
+
+class RunnerProc:
+    """``run --holder NAME`` in the background, stderr (JSON lines) to a file."""
+
+    def __init__(self, env: Mapping[str, str], holder: str, tmp: Path, *args: str) -> None:
+        self.holder = holder
+        self.log_path = tmp / f"runner-{holder}.log"
+        with self.log_path.open("w") as log_file:
+            self.proc = subprocess.Popen(
+                runner_argv("run", "--holder", holder, *args), env=clean_env(env),
+                stdout=subprocess.DEVNULL, stderr=log_file, cwd=REPO,
+            )  # fmt: skip
+        self.frozen = False
+
+    @property
+    def app(self) -> str:
+        """Its sessions' application_name."""
+        return f"flightstate {self.holder}"
+
+    def freeze(self) -> None:
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        self.frozen = True
+
+    def thaw(self) -> None:
+        os.kill(self.proc.pid, signal.SIGCONT)
+        self.frozen = False
+
+    def wait(self, timeout: float) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def stop(self) -> int:
+        """SIGCONT + SIGTERM, wait; SIGKILL if it does not end (the test fails then)."""
+        if self.proc.poll() is None:
+            self.thaw()
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def text(self) -> str:
+        return self.log_path.read_text()
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.text().splitlines() if line.startswith("{")]
+
+
+def wait_for(check: Callable[[], bool], timeout: float, what: str, every: float = 0.1) -> float:
+    """Poll *check* until true; the seconds it took (AssertionError naming *what* after
+    *timeout*: a hang guard, not a speed assertion)."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(every)
+    return time.monotonic() - started
+
+
+def lease(dsn: str) -> tuple[int, str | None, bool]:
+    """(EPOCH, HOLDER, unexpired) of the pipeline lease."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT EPOCH, HOLDER, LEASE_EXPIRES_AT > clock_timestamp() "
+            "FROM PIPELINE_LOCK WHERE LOCK_NAME = 'pipeline'"
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), row[1], bool(row[2])
+
+
+def leader(dsn: str) -> str | None:
+    """The holder of a live lease, or None."""
+    _, holder, live = lease(dsn)
+    return holder if live else None
+
+
+def status(env: Mapping[str, str]) -> dict[str, Any]:
+    """``status`` in this process (no interpreter start per poll)."""
+    return collect(load_config(environ=dict(env)))
+
+
+def drained(env: Mapping[str, str], inserted: int) -> bool:
+    """Every message finished, backfilled and its events delivered."""
+    try:
+        report = status(env)
+    except Exception:  # the store may be coming back
+        return False
+    return (sum(report["outcomes"].values()) == inserted and report["inbox"]["lag"] == 0
+            and report["backfill_backlog"] == 0 and report["outbox"]["backlog"] == 0)  # fmt: skip
+
+
+def schd_records(bootstrap: str, topic: str, timeout: float = 15) -> list[Message]:
+    """Every record of the topic (read until *timeout*), in per-partition offset order."""
+    records = read_topic(bootstrap, topic, 10**7, timeout=timeout)
+    return sorted(records, key=lambda m: (m.partition(), m.offset()))
+
+
+def epoch_of(record: Message) -> int:
+    """The ``fs-epoch`` header of a published record (it must have one)."""
+    headers = dict(record.headers() or [])
+    assert "fs-epoch" in headers, headers
+    return int(headers["fs-epoch"])
+
+
+def assert_epochs_never_go_back(records: list[Message]) -> None:
+    """Per partition, no record of an older epoch after one of a newer epoch: no stale
+    dispatcher published after a newer leader did."""
+    last: dict[int, int] = {}
+    for record in records:
+        epoch = epoch_of(record)
+        part = record.partition()
+        assert epoch >= last.get(part, 0), (part, record.offset(), epoch, last[part])
+        last[part] = epoch
+
+
+def assert_last_record_is_state(dsn: str, records: list[Message]) -> int:
+    """Per FLID, the last ``schd`` record is the stored state (a tombstone if deleted);
+    returns how many flights were checked."""
+    last: dict[str, bytes | None] = {}
+    for record in records:
+        last[record.key().decode()] = record.value()
+    store = PgStore(dsn)
+    try:
+        states = {state.flid: state for state in store.iter_flights()}
+    finally:
+        store.close()
+    assert set(last) == set(states)
+    config = CoreConfig()
+    stale = [flid for flid, state in states.items()
+             if last[flid] != (None if state.is_deleted else wire(state, config))]  # fmt: skip
+    assert not stale, f"{len(stale)} flights' last record is not their state: {stale[:5]}"
+    return len(states)
