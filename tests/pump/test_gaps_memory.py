@@ -118,9 +118,8 @@ def test_a_row_committed_within_the_grace_is_applied_in_id_order() -> None:
     pump = make_pump(store, inbox, clock)
     runner = threading.Thread(target=pump.run)
     runner.start()
-    wait_for(lambda: pump.stats.held_at == 3, "FIFO holds at the fresh gap 3")
+    wait_for(lambda: pump.stats.held_at == 3 and store.cursor() == 2, "FIFO holds at gap 3")
     assert store.proc(4) is None
-    assert store.cursor() == 2
     inbox.insert(3, texts[2])  # writer 1 commits within the grace
     runner.join(timeout=30)
     assert not runner.is_alive()
