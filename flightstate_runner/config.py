@@ -6,6 +6,7 @@ passwords, so anything printed or logged goes through ``redact``.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -18,6 +19,7 @@ from attrs import evolve, field, fields, frozen
 
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import ConfigError
+from flightstate_core.gaps import GapSettings
 
 __all__ = ["ENV_PREFIX", "RunnerConfig", "load_config", "redact"]
 
@@ -58,6 +60,18 @@ def _positive(instance: object, attribute: Any, value: float) -> None:
         raise ConfigError(f"{attribute.name}: must be positive, got {value!r}")
 
 
+def _finite_in(low: float, high: float) -> Any:
+    """A validator: a finite number in [low, high] (NaN and infinities are refused)."""
+
+    def check(instance: object, attribute: Any, value: float) -> None:
+        if not math.isfinite(value) or not low <= value <= high:
+            raise ConfigError(
+                f"{attribute.name}: must be a finite number in [{low:g}, {high:g}], got {value!r}"
+            )
+
+    return check
+
+
 @frozen
 class RunnerConfig:
     """Every runner setting. ``pg_dsn=None`` means: start an embedded PostgreSQL;
@@ -91,8 +105,27 @@ class RunnerConfig:
     request_max_attempts: int = field(default=3, validator=_positive)
     purge_interval: float = field(default=600.0, validator=_not_negative)
     outbox_retention_hours: float = field(default=24.0, validator=_not_negative)
+    # gap-aware inbox reading (docs/design.md "Gaps in the inbox ids"), seconds / ids
+    gap_grace: float = field(default=1.0, validator=_finite_in(0, 3600))
+    gap_horizon: float = field(default=21600.0, validator=_finite_in(1, 30 * 86400))
+    gap_reconcile_interval: float = field(default=300.0, validator=_finite_in(0, 86400))
+    gap_reconcile_window: int = field(default=100_000, validator=_finite_in(1, 100_000_000))
     log_level: str = field(default="INFO", validator=_level)
     holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
+
+    def __attrs_post_init__(self) -> None:
+        if self.gap_horizon < self.gap_grace:
+            raise ConfigError(f"gap_horizon: {self.gap_horizon!r} is below gap_grace "
+                              f"{self.gap_grace!r}")  # fmt: skip
+
+    def gaps(self) -> GapSettings:
+        """The pump's gap settings."""
+        return GapSettings(
+            grace=self.gap_grace, horizon=self.gap_horizon,
+            late_poll=min(1.0, max(self.poll_interval, 0.05)),
+            reconcile_every=self.gap_reconcile_interval,
+            reconcile_window=self.gap_reconcile_window,
+        )  # fmt: skip
 
     def core(self) -> CoreConfig:
         """The pure core's part of the configuration."""
@@ -121,12 +154,13 @@ def redact(dsn: str | None) -> str | None:
 
 _INT_FIELDS = {
     "batch_size", "max_unexpected_attempts", "dispatch_batch", "metrics_port", "cleanup_batch",
-    "request_max_attempts",
+    "request_max_attempts", "gap_reconcile_window",
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",
     "retention_days", "quiet_days", "null_day_quiet_days", "request_interval", "request_timeout",
-    "purge_interval", "outbox_retention_hours",
+    "purge_interval", "outbox_retention_hours", "gap_grace", "gap_horizon",
+    "gap_reconcile_interval",
 }  # fmt: skip
 
 

@@ -103,6 +103,7 @@ def build_pump(
         unexpected_attempts=cfg.max_unexpected_attempts,
         backfill_retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         stop_when_idle=until_idle,
+        gaps=cfg.gaps(),
     )
     from flightstate_pg.requests import schedule_response_hook  # noqa: PLC0415
 
