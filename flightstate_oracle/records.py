@@ -73,7 +73,7 @@ def proc_row(processed: ProcessedMessage) -> Row:
         "BACKFILL_ATTEMPTS": proc.backfill_attempts, "BACKFILL_ERROR": None,
         "SUBSYSTEM_SEQUENCE": intent.subsystem_sequence if intent else None,
         "SUBSYSTEM_DATE_SENT": intent.subsystem_date_sent if intent else None,
-        EMPTY_CODES: empty,
+        EMPTY_CODES: empty, "LATE": 1 if proc.late else 0,
     }  # fmt: skip
     check_row(TABLES["PROC_STATE"], row)
     return row
