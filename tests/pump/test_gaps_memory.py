@@ -217,3 +217,36 @@ def test_gap_logic_off_reads_as_before() -> None:
     make_pump(store, inbox, clock, enabled=False).run()
     assert store.cursor() == 4
     assert store.inbox_gaps() == []
+
+
+def test_late_rows_split_a_wide_gap_and_the_rest_stays_watched() -> None:
+    texts = raws(12)
+    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    for mid in (1, 2, 10):  # 3..9 missing: one wide gap
+        inbox.insert(mid, texts[mid - 1])
+    make_pump(store, inbox, clock, grace=0.0).run()
+    assert store.inbox_gaps() == [GapRange(3, 9, T0)]
+    for mid in (4, 7):
+        inbox.insert(mid, texts[mid - 1])
+    clock.advance(1)
+    second = make_pump(store, inbox, clock, grace=0.0)
+    second.run()
+    assert second.stats.late_rows == 2
+    assert store.inbox_gaps() == [GapRange(3, 3, T0), GapRange(5, 6, T0), GapRange(8, 9, T0)]
+    assert [m for m in range(1, 11) if store.proc(m) is not None] == [1, 2, 4, 7, 10]
+
+
+def test_open_gaps_beyond_max_open_are_abandoned_oldest_first() -> None:
+    texts = raws(8)
+    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    for mid in (1, 3):
+        inbox.insert(mid, texts[mid - 1])
+    make_pump(store, inbox, clock, grace=0.0, max_open=2).run()  # gap 2, seen at T0
+    clock.advance(1)
+    for mid in (5, 7):
+        inbox.insert(mid, texts[mid - 1])
+    pump = make_pump(store, inbox, clock, grace=0.0, max_open=2)
+    pump.run()  # gaps 4 and 6 seen at T0+1: three open, one too many
+    assert pump.stats.gaps_abandoned == 1
+    later = T0 + timedelta(seconds=1)
+    assert store.inbox_gaps() == [GapRange(4, 4, later), GapRange(6, 6, later)]
