@@ -64,7 +64,8 @@ def _round(kind: str, w1: Any, w2: Any, raws: list[str], applied: dict[int, floa
 
 def grace_latencies(rounds: int = 10, grace: float = 1.0) -> list[str]:
     """One line per kind of round: median and max latency of N+1."""
-    from benchmarks.bench_pump import MYSQL_ADMIN, _drop_pg, _fresh_pg  # noqa: PLC0415
+    from bench_pump import MYSQL_ADMIN, _drop_pg, _fresh_pg  # noqa: PLC0415
+
     from tests.fixtures.mysql import create_database, drop_database  # noqa: PLC0415
 
     pg, my = _fresh_pg(), create_database(MYSQL_ADMIN)
