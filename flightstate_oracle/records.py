@@ -98,7 +98,7 @@ def proc_from_row(row: Mapping[str, object]) -> ProcRecord:
         processed_at=processed_at, backfill_status=str(row.get("BACKFILL_STATUS") or ""),
         backfill_at=from_utc_naive(row.get("BACKFILL_AT")),
         backfill_attempts=_int(row["BACKFILL_ATTEMPTS"]),
-        dttm=from_utc_naive(row.get("DTTM")),
+        dttm=from_utc_naive(row.get("DTTM")), late=_int(row.get("LATE") or 0) == 1,
     )  # fmt: skip
 
 
