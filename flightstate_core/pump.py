@@ -350,8 +350,8 @@ class Pump:
     def _idle(self, cursor: int, epoch: int, held: GapRange | None) -> None:
         """Nothing to apply: wait (briefly while held at a fresh gap), or stop when idle
         if so configured, once backfills are written and no late row is left."""
-        if held is not None and self._gaps is not None:
-            self._wait(max(self._gaps.hold_wait(self._clock()), 0.001))
+        if held is not None:
+            self._await_gap(held, epoch)
             return
         pending = self._flush_backfills(force=True)
         if self.settings.stop_when_idle and not pending:
@@ -361,6 +361,23 @@ class Pump:
             self._wait(self.settings.idle_poll)
 
     # ------------------------------------------------------------------ gaps
+
+    def _await_gap(self, held: GapRange, epoch: int) -> None:
+        """FIFO holds at a fresh gap: look at that gap alone (a key range read, not the
+        whole batch) every ``recheck`` until a row shows up in it or its grace is over."""
+        keeper, ports = self._gaps, self._gap_ports()
+        if keeper is None or ports is None:
+            return
+        reader = ports[0]
+        while not self._stop.is_set():
+            left = keeper.hold_wait(self._clock())
+            if left <= 0:
+                return
+            self._wait(left)
+            self._renew_if_due(epoch)
+            probe = partial(reader.read_ranges, [(held.low, held.high)], 1)
+            if self._retry_transient(probe, epoch):
+                return
 
     def _gap_ports(self) -> tuple[GapReader, GapLedger] | None:
         inbox, ledger = self._inbox, self._backfills
