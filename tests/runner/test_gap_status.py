@@ -6,15 +6,23 @@ past N after the (short) grace and `status` shows the open gap; writer 1 commits
 from __future__ import annotations
 
 import json
+import logging
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 import pytest
 
+import flightstate_pg
 from flightstate_core.errors import ConfigError
+from flightstate_core.pump import ServiceProcessor
+from flightstate_core.records import GapRange, InboxRow
 from flightstate_core.traffic import generate_day
 from flightstate_runner.config import load_config
+from flightstate_runner.loop import Runner
 from flightstate_runner.metrics import RunnerMetrics
+from flightstate_runner.observe import ObservedProcessor
+from flightstate_runner.wiring import build_pump, open_services
 from tests.fixtures.util import unique_name
 from tests.pump.gap_writers import Writer, create_table, unprocessed_ids
 from tests.runner._cli import run_cli
@@ -82,3 +90,30 @@ def test_gap_settings_are_validated_and_metric_names_are_fixed() -> None:
     names = {metric.name for metric in RunnerMetrics().registry.collect()}
     assert {"flightstate_inbox_gaps_open", "flightstate_inbox_oldest_gap_age_seconds",
             "flightstate_inbox_late_rows", "flightstate_inbox_gaps_abandoned"} <= names  # fmt: skip
+
+
+def test_late_rows_and_gaps_reach_the_prometheus_metrics(pg_db: str) -> None:
+    flightstate_pg.migrate(pg_db)
+    config = load_config(environ={"FLIGHTSTATE_PG_DSN": pg_db})
+    services = open_services(config)
+    metrics = RunnerMetrics()
+    log = logging.getLogger("test.gaps")
+    try:
+        texts = generate_day(seed=5, flights=2, messages=6)
+        service = ServiceProcessor(services.store, config.core())
+        observed = ObservedProcessor(service, metrics, log)
+        first = InboxRow(5, texts[0], gaps_below=(GapRange(3, 4, datetime.now(UTC)),))
+        observed.process_batch([first], 0)
+        observed.process_batch([InboxRow(3, texts[1], late=True), InboxRow(6, texts[2])], 0)
+        assert metrics.registry.get_sample_value("flightstate_inbox_late_rows_total") == 1
+        runner = Runner(services, metrics, log, bootstrap=None, until_idle=True)
+        runner.pump = build_pump(services, metrics, until_idle=True, log=log)
+        runner.pump.stats.gaps_abandoned = 2
+        runner._refresh_gap_metrics()
+        runner._refresh_gap_metrics()  # counted once
+        sample = metrics.registry.get_sample_value
+        assert sample("flightstate_inbox_gaps_open") == 1  # 4 is still open
+        assert sample("flightstate_inbox_oldest_gap_age_seconds") >= 0
+        assert sample("flightstate_inbox_gaps_abandoned_total") == 2
+    finally:
+        services.close()
