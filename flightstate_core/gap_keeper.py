@@ -31,6 +31,7 @@ class GapKeeper:
         self._next_lookup = now  # look at once: a row may have come while no one led
         self._next_reconcile = now if settings.reconcile_every > 0 else None
         self.held: GapRange | None = None
+        self._turn = 0  # which chunk of open gaps the next look-up reads
 
     # ------------------------------------------------------------------ reading
 
@@ -64,11 +65,18 @@ class GapKeeper:
             return False
         return force or now >= self._next_lookup
 
-    def lookup_ranges(self, now: datetime) -> list[tuple[int, int]]:
-        """The open gaps as (low, high), oldest ids first, at most ``LOOKUP_RANGES``; the
-        next look-up is due ``late_poll`` from *now*."""
+    def lookup_chunks(self, now: datetime, *, every: bool = False) -> list[list[tuple[int, int]]]:
+        """The open gaps to look in now as (low, high) chunks of at most ``LOOKUP_RANGES``:
+        the next chunk in turn (so every gap is looked at, however many are open), or
+        *every* chunk. The next look-up is due ``late_poll`` from *now*."""
         self._next_lookup = now + timedelta(seconds=self.settings.late_poll)
-        return [(g.low, g.high) for g in self.open[:LOOKUP_RANGES]]
+        ranges = [(g.low, g.high) for g in self.open]
+        chunks = [ranges[i : i + LOOKUP_RANGES] for i in range(0, len(ranges), LOOKUP_RANGES)]
+        if every or len(chunks) <= 1:
+            return chunks
+        turn = self._turn % len(chunks)
+        self._turn = turn + 1
+        return [chunks[turn]]
 
     def filled(self, ids: Iterable[int]) -> None:
         """These ids committed (late): they leave the open gaps."""

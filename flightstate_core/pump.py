@@ -439,13 +439,11 @@ class Pump:
         reader, ledger = ports
         now = self._clock()
         applied = 0
-        while keeper.lookup_due(now, force=force):
-            ranges = keeper.lookup_ranges(now)
+        if keeper.lookup_due(now, force=force):
             limit = self.settings.batch_size
-            found = self._retry_transient(partial(reader.read_ranges, ranges, limit), epoch)
-            applied += self._apply_late(found, epoch, "in an open gap")
-            if len(found) < limit:
-                break
+            for ranges in keeper.lookup_chunks(now, every=force):
+                found = self._retry_transient(partial(reader.read_ranges, ranges, limit), epoch)
+                applied += self._apply_late(found, epoch, "in an open gap")
         if keeper.reconcile_due(now, force=force):
             applied += self._reconcile(reader, cursor, epoch)
             keeper.reconciled(now)

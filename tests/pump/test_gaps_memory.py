@@ -12,6 +12,7 @@ import pytest
 
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import ConfigError
+from flightstate_core.gap_keeper import GapKeeper
 from flightstate_core.gaps import (
     GapSettings,
     fill_gaps,
@@ -250,3 +251,27 @@ def test_open_gaps_beyond_max_open_are_abandoned_oldest_first() -> None:
     assert pump.stats.gaps_abandoned == 1
     later = T0 + timedelta(seconds=1)
     assert store.inbox_gaps() == [GapRange(4, 4, later), GapRange(6, 6, later)]
+
+
+def test_every_open_gap_is_looked_at_even_beyond_one_lookup_statement() -> None:
+    texts = raws(310)
+    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    for mid in range(1, 302, 2):  # 150 one-id gaps: 2, 4, ..., 300
+        inbox.insert(mid, texts[mid - 1])
+    make_pump(store, inbox, clock, grace=0.0).run()
+    assert len(store.inbox_gaps()) == 150
+    inbox.insert(300, texts[299])  # in the last gap, beyond the first 100 ranges
+    clock.advance(1)
+    later = make_pump(store, inbox, clock, grace=0.0)
+    later.run()
+    proc = store.proc(300)
+    assert proc is not None
+    assert proc.late
+    assert len(store.inbox_gaps()) == 149
+
+
+def test_lookups_take_the_open_gaps_in_turn() -> None:
+    keeper = GapKeeper(GapSettings(), [GapRange(m, m, T0) for m in range(2, 502, 2)], T0)
+    seen = [r for _ in range(3) for chunk in keeper.lookup_chunks(T0) for r in chunk]
+    assert sorted(seen) == [(m, m) for m in range(2, 502, 2)]
+    assert len(keeper.lookup_chunks(T0, every=True)) == 3
