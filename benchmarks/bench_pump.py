@@ -44,6 +44,7 @@ from threads import CpuSampler
 import flightstate_pg
 from flightstate_core import service
 from flightstate_core.config import CoreConfig
+from flightstate_core.gaps import GapSettings
 from flightstate_core.ports import Inbox
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_core.records import InboxRow
@@ -115,6 +116,7 @@ def bench_pump(
     batch: int,
     make_inbox: Callable[[str], tuple[Inbox, Callable[[], None]]],
     cpu: bool = False,
+    gaps: bool = True,
 ) -> tuple[float, int, float]:
     """Seconds until every row is committed and backfilled; rows backfilled; the peak
     resident growth in MiB (the inbox's rows live in its database, not here)."""
@@ -132,6 +134,7 @@ def bench_pump(
             settings=PumpSettings(
                 holder="bench", batch_size=batch, stop_when_idle=True, idle_poll=0.01,
                 retry=Backoff(0.01, 0.5), backfill_batch=max(500, batch),
+                gaps=GapSettings(enabled=gaps),
             ),
         )  # fmt: skip
         with PeakGrowth() as peak, cpu_sampling(cpu, pg):
@@ -193,6 +196,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--skip-pg-inbox", action="store_true")
     parser.add_argument("--cpu", action="store_true",
                         help="every 5 s of each phase, CPU µs per message by thread and server")
+    parser.add_argument("--compare-gaps", action="store_true",
+                        help="also the MariaDB pump with the gap logic off, and the grace's "
+                             "latency (benchmarks/bench_grace.py)")
     parser.add_argument("--default-gc", action="store_true",
                         help="CPython's default collector settings instead of the runner's")
     args = parser.parse_args(argv)
@@ -207,6 +213,9 @@ def main(argv: list[str] | None = None) -> None:
     my_s, my_done, my_mib = forked(bench_pump, raws, args.batch, mysql_inbox(raws), args.cpu)
     results = [("store raw apply (process_batch)", raw_s, len(raws), raw_mib),
                ("pump, MariaDB inbox, backfilled", my_s, my_done, my_mib)]  # fmt: skip
+    if args.compare_gaps:
+        off = forked(bench_pump, raws, args.batch, mysql_inbox(raws), args.cpu, False)
+        results.append(("  same, gap logic off", *off))
     if not args.skip_pg_inbox:
         pg_s, pg_done, pg_mib = forked(bench_pump, raws, args.batch, pg_inbox(raws), args.cpu)
         results.append(("pump, PG inbox, backfilled", pg_s, pg_done, pg_mib))
@@ -221,6 +230,12 @@ def main(argv: list[str] | None = None) -> None:
               f"{mib:+7.0f} MiB")  # fmt: skip
     print("\ntarget: >= 2000 msg/s end to end; pump overhead = 1 - (raw time / pump time)")
     print("peak RSS: the phase's peak resident size minus the size it started from")
+    if args.compare_gaps:
+        from bench_grace import grace_latencies  # noqa: PLC0415 - only with --compare-gaps
+
+        print()
+        for line in grace_latencies():
+            print(line)
 
 
 if __name__ == "__main__":

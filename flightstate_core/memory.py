@@ -19,8 +19,10 @@ from datetime import UTC, datetime, timedelta
 from attrs import define, evolve, field, frozen
 
 from flightstate_core.errors import LeadershipLost, PermanentError
+from flightstate_core.gaps import gaps_after, late_count, touches_gaps
 from flightstate_core.records import (
     BackfillIntent,
+    GapRange,
     InboxRow,
     OutboxRecord,
     ProcessedMessage,
@@ -50,6 +52,9 @@ class _Tables:
     next_event_id: int = 1
     cursors: dict[str, int] = field(factory=dict)
     snap_log: list[tuple[SnapLogEntry, datetime]] = field(factory=list)
+    gaps: dict[str, list[GapRange]] = field(factory=dict)  # INBOX_GAP by inbox
+    late_rows: dict[str, int] = field(factory=dict)  # INBOX_CURSOR.LATE_ROWS
+    gaps_abandoned: dict[str, int] = field(factory=dict)  # INBOX_CURSOR.GAPS_ABANDONED
 
     def copy(self) -> _Tables:
         return _Tables(
@@ -61,6 +66,9 @@ class _Tables:
             self.next_event_id,
             dict(self.cursors),
             list(self.snap_log),
+            dict(self.gaps),
+            dict(self.late_rows),
+            dict(self.gaps_abandoned),
         )
 
 
@@ -139,6 +147,10 @@ class MemoryTransaction:
             tables.cursors[name] = max(tables.cursors.get(name, 0), processed.cursor)
         if processed.snap_log is not None:
             tables.snap_log.append((processed.snap_log, proc.processed_at))
+        if touches_gaps([processed]):
+            name = self._store.inbox_name
+            tables.gaps[name] = gaps_after(tables.gaps.get(name, []), [processed])
+            tables.late_rows[name] = tables.late_rows.get(name, 0) + late_count([processed])
 
     def get_cursor(self) -> int:
         """INBOX_CURSOR of the store's inbox (0 when none was saved)."""
@@ -200,6 +212,27 @@ class MemoryStore:
         flights = self._tables.flights
         for flid in sorted(flights):
             yield flights[flid]
+
+    # -- GapLedger ----------------------------------------------------------------
+    def inbox_gaps(self) -> list[GapRange]:
+        """Committed open gaps of the store's inbox, lowest id first."""
+        return list(self._tables.gaps.get(self.inbox_name, []))
+
+    def abandon_gaps(self, seen_before: datetime, epoch: int | None) -> list[GapRange]:
+        """Close the gaps first seen before *seen_before* (fenced like a transaction)."""
+        with self.transaction() as tx:
+            tx.lock_pipeline(epoch)
+            tables, name = tx.tables, self.inbox_name
+            gaps = tables.gaps.get(name, [])
+            closed = [g for g in gaps if g.first_seen < seen_before]
+            tables.gaps[name] = [g for g in gaps if g.first_seen >= seen_before]
+            tables.gaps_abandoned[name] = tables.gaps_abandoned.get(name, 0) + len(closed)
+            return closed
+
+    def gap_counters(self) -> tuple[int, int]:
+        """(late rows applied, gaps abandoned) of the store's inbox, ever."""
+        name = self.inbox_name
+        return self._tables.late_rows.get(name, 0), self._tables.gaps_abandoned.get(name, 0)
 
     # -- BackfillQueue ------------------------------------------------------------
     def pending_backfills(self, limit: int) -> list[BackfillIntent]:
@@ -298,10 +331,26 @@ class MemoryInbox:
         self.rows[row.message_id] = row
         return row
 
+    def insert(self, message_id: int, raw: str, received_at: datetime | None = None) -> InboxRow:
+        """Add a row with this id (an out-of-order commit, for gap tests)."""
+        row = InboxRow(message_id, raw, received_at)
+        self.rows[message_id] = row
+        return row
+
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with id > cursor in id order."""
         ids = sorted(mid for mid in self.rows if mid > cursor)[:limit]
         return [self.rows[mid] for mid in ids]
+
+    def read_ranges(self, ranges: Sequence[tuple[int, int]], limit: int) -> list[InboxRow]:
+        """Rows whose id lies in one of the inclusive ranges, id order."""
+        ids = sorted(m for m in self.rows if any(lo <= m <= hi for lo, hi in ranges))
+        return [self.rows[mid] for mid in ids[:limit]]
+
+    def read_unprocessed(self, after: int, upto: int, limit: int) -> list[InboxRow]:
+        """Rows with after < id <= upto not backfilled yet, id order."""
+        ids = sorted(m for m in self.rows if after < m <= upto and m not in self.backfilled)
+        return [self.rows[mid] for mid in ids[:limit]]
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
         """Record the write-back (idempotent)."""

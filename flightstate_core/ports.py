@@ -10,6 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from flightstate_core.records import (
     BackfillIntent,
+    GapRange,
     InboxRow,
     OutboxRecord,
     ProcessedMessage,
@@ -21,6 +22,8 @@ __all__ = [
     "ArchivedVersions",
     "BackfillQueue",
     "FlightReader",
+    "GapLedger",
+    "GapReader",
     "Inbox",
     "LeaderLease",
     "Outbox",
@@ -91,6 +94,32 @@ class Inbox(Protocol):
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
         """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns; idempotent."""
+
+
+@runtime_checkable
+class GapReader(Protocol):
+    """Optional on an inbox: the reads of gap-aware pumping, by primary key and bounded
+    (separate from ``read_after`` so a fetch cap on that read leaves these alone)."""
+
+    def read_ranges(self, ranges: Sequence[tuple[int, int]], limit: int) -> list[InboxRow]:
+        """Rows whose id lies in one of the inclusive (low, high) ranges, id order."""
+
+    def read_unprocessed(self, after: int, upto: int, limit: int) -> list[InboxRow]:
+        """Rows with after < id <= upto and no DATE_PROCESSED, id order."""
+
+
+@runtime_checkable
+class GapLedger(Protocol):
+    """Optional on a store: the open gaps stored with the cursor. ``save``/``save_many``
+    store a message's ``opens_gaps`` and remove a late message's id from them, and count
+    late rows, in the message's own transaction."""
+
+    def inbox_gaps(self) -> list[GapRange]:
+        """The open gaps of this store's inbox, lowest id first."""
+
+    def abandon_gaps(self, seen_before: datetime, epoch: int | None) -> list[GapRange]:
+        """Close (and count) the open gaps first seen before *seen_before*, in one fenced
+        transaction; return them."""
 
 
 class BackfillQueue(Protocol):

@@ -37,16 +37,26 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
+from functools import partial
 from types import FrameType
 from typing import Protocol, TypeVar
 
-from attrs import define, field, frozen
+from attrs import define, evolve, field, frozen
 
 from flightstate_core import service
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import LeadershipLost, TransientError
-from flightstate_core.ports import BackfillQueue, Inbox, LeaderLease, StateStore
-from flightstate_core.records import InboxRow, ProcessedMessage
+from flightstate_core.gap_keeper import GapKeeper
+from flightstate_core.gaps import GapSettings
+from flightstate_core.ports import (
+    BackfillQueue,
+    GapLedger,
+    GapReader,
+    Inbox,
+    LeaderLease,
+    StateStore,
+)
+from flightstate_core.records import GapRange, InboxRow, ProcessedMessage
 
 __all__ = [
     "Backoff",
@@ -92,6 +102,9 @@ class PumpSettings:
     #: Read the next batch and backfill on worker threads while a batch is applied (their
     #: round trips to the inbox then overlap the apply; the apply itself stays in order).
     pipelined: bool = True
+    #: Gap-aware reading (docs/design.md "Gaps in the inbox ids"); needs a ``GapReader``
+    #: inbox and a ``GapLedger`` store, else the pump reads as before.
+    gaps: GapSettings = field(factory=GapSettings)
 
 
 @define
@@ -113,6 +126,11 @@ class PumpStats:
     store_unavailable: bool = False  # the last lease/store call failed transiently
     backfill_error: str | None = None  # the last backfill failure; None once one succeeds
     left_behind: str | None = None  # why an until-idle pump stopped with work left
+    gaps_open: int = 0  # open gap ranges (ids missing below the cursor, still watched)
+    oldest_gap_seen: datetime | None = None  # first sighting of the oldest open gap
+    held_at: int | None = None  # lowest id of the fresh gap FIFO waits at, if any
+    late_rows: int = 0  # rows applied after the pump had gone past their id
+    gaps_abandoned: int = 0  # gaps closed empty after the horizon (or over max_open)
 
     @property
     def processed(self) -> int:
@@ -235,6 +253,7 @@ class Pump:
         # One flush at a time: the background backfiller and the loop's idle/shutdown flush.
         self._backfill_lock = threading.Lock()
         self.stats = PumpStats()
+        self._gaps: GapKeeper | None = None
 
     # ------------------------------------------------------------------ control
 
@@ -323,6 +342,7 @@ class Pump:
     def _lead(self, epoch: int) -> None:
         cursor = self._retry_transient(self._read_cursor, epoch) or 0
         self.stats.cursor = cursor
+        self._gaps = self._load_gaps(epoch)
         pipelined = self.settings.pipelined
         ahead = None
         if pipelined:
@@ -333,24 +353,21 @@ class Pump:
             while not self._stop.is_set():
                 self._renew_if_due(epoch)
                 rows = self._next_rows(cursor, epoch, ahead)
+                # No read is in flight here: the gap look-ups may use the read connection.
+                self._gap_upkeep(cursor, epoch)
+                rows, held = self._plan(cursor, rows)
                 if rows:
                     self._idle_since = None
                     if ahead is not None:
                         ahead.start(rows[-1].message_id)
                     cursor = self._apply(rows, epoch)
+                    self._gaps_committed(rows, cursor)
                     if backfiller is not None:
                         backfiller.poke()
                     else:
                         self._flush_backfills()
                     continue
-                # Idle: retry failed backfills on their back-off, not on every poll.
-                pending = self._flush_backfills(force=self.stats.backfill_error is None)
-                if self.settings.stop_when_idle and (
-                    (not pending and self._downstream_done()) or self._idle_too_long(pending)
-                ):
-                    self._stop.set()
-                else:
-                    self._wait(self.settings.idle_poll)
+                self._idle(cursor, epoch, held)
         finally:
             if ahead is not None:
                 ahead.close()
@@ -379,6 +396,154 @@ class Pump:
                 else "events not yet delivered downstream")  # fmt: skip
         self.stats.left_behind = f"{left} after {limit:g} s idle"
         return True
+
+    def _idle(self, cursor: int, epoch: int, held: GapRange | None) -> None:
+        """Nothing to apply: wait (briefly while held at a fresh gap), or stop when idle
+        if so configured, once backfills are written and no late row is left."""
+        if held is not None:
+            self._await_gap(held, epoch)
+            return
+        # Retry failed backfills on their back-off, not on every poll.
+        pending = self._flush_backfills(force=self.stats.backfill_error is None)
+        if self.settings.stop_when_idle:
+            if self._idle_too_long(pending):
+                self._stop.set()
+                return
+            if not pending and self._downstream_done():
+                if self._gap_upkeep(cursor, epoch, force=True) == 0:
+                    self._stop.set()
+                return  # late rows were applied: look again at once
+        self._wait(self.settings.idle_poll)
+
+    # ------------------------------------------------------------------ gaps
+
+    def _await_gap(self, held: GapRange, epoch: int) -> None:
+        """FIFO holds at a fresh gap: look at that gap alone (a key range read, not the
+        whole batch) every ``recheck`` until a row shows up in it or its grace is over."""
+        keeper, ports = self._gaps, self._gap_ports()
+        if keeper is None or ports is None:
+            return
+        reader = ports[0]
+        while not self._stop.is_set():
+            left = keeper.hold_wait(self._clock())
+            if left <= 0:
+                return
+            self._wait(left)
+            self._renew_if_due(epoch)
+            probe = partial(reader.read_ranges, [(held.low, held.high)], 1)
+            if self._retry_transient(probe, epoch):
+                return
+
+    def _gap_ports(self) -> tuple[GapReader, GapLedger] | None:
+        inbox, ledger = self._inbox, self._backfills
+        if not self.settings.gaps.enabled:
+            return None
+        if isinstance(inbox, GapReader) and isinstance(ledger, GapLedger):
+            return inbox, ledger
+        return None
+
+    def _load_gaps(self, epoch: int) -> GapKeeper | None:
+        ports = self._gap_ports()
+        if ports is None:
+            return None
+        stored = self._retry_transient(ports[1].inbox_gaps, epoch)
+        keeper = GapKeeper(self.settings.gaps, stored, self._clock())
+        self._gap_stats(keeper)
+        return keeper
+
+    def _gap_stats(self, keeper: GapKeeper) -> None:
+        self.stats.gaps_open = len(keeper.open)
+        self.stats.oldest_gap_seen = keeper.oldest_seen
+        self.stats.held_at = keeper.held.low if keeper.held is not None else None
+
+    def _plan(
+        self, cursor: int, rows: Sequence[InboxRow]
+    ) -> tuple[Sequence[InboxRow], GapRange | None]:
+        """The rows to apply now, and the fresh gap FIFO holds at (if any)."""
+        keeper = self._gaps
+        if keeper is None or not rows:
+            if keeper is not None:
+                keeper.held = None
+                self._gap_stats(keeper)
+            return rows, None
+        plan = keeper.plan(cursor, rows, self._clock())
+        self._gap_stats(keeper)
+        if plan.held is not None and not plan.rows:
+            _log.debug("pump: FIFO holds at fresh gap %s..%s", plan.held.low, plan.held.high)
+        if len(plan.rows) == len(rows) and not any(r.gaps_below for r in plan.rows):
+            return rows, plan.held  # unchanged (and possibly decoded ahead)
+        if isinstance(rows, service.PreparedRows):  # keep the decoding done ahead
+            return service.PreparedRows(plan.rows, rows.decoded), plan.held
+        return plan.rows, plan.held
+
+    def _gaps_committed(self, rows: Sequence[InboxRow], cursor: int) -> None:
+        keeper = self._gaps
+        if keeper is None:
+            return
+        for gap in keeper.committed(rows, cursor):
+            _log.info("pump: went past inbox gap %s..%s (first seen %s); watching it",
+                      gap.low, gap.high, gap.first_seen.isoformat())  # fmt: skip
+        self._gap_stats(keeper)
+
+    def _gap_upkeep(self, cursor: int, epoch: int, *, force: bool = False) -> int:
+        """Late rows in open gaps, the reconciliation below the cursor, abandoning gaps
+        past the horizon. Returns how many late rows were applied."""
+        keeper, ports = self._gaps, self._gap_ports()
+        if keeper is None or ports is None:
+            return 0
+        reader, ledger = ports
+        now = self._clock()
+        applied = 0
+        if keeper.lookup_due(now, force=force):
+            limit = self.settings.batch_size
+            for ranges in keeper.lookup_chunks(now, every=force):
+                found = self._retry_transient(partial(reader.read_ranges, ranges, limit), epoch)
+                applied += self._apply_late(found, epoch, "in an open gap")
+        if keeper.reconcile_due(now, force=force):
+            applied += self._reconcile(reader, cursor, epoch)
+            keeper.reconciled(now)
+        cutoff = keeper.abandon_before(now)
+        if cutoff is not None:
+            closed = self._retry_transient(lambda: ledger.abandon_gaps(cutoff, epoch), epoch)
+            keeper.abandoned(closed)
+            self.stats.gaps_abandoned += len(closed)
+            for gap in closed:
+                _log.warning("pump: inbox gap %s..%s abandoned (empty since %s)",
+                             gap.low, gap.high, gap.first_seen.isoformat())  # fmt: skip
+        self._gap_stats(keeper)
+        return applied
+
+    def _reconcile(self, reader: GapReader, cursor: int, epoch: int) -> int:
+        """Rows in the recent window below the cursor with neither an outcome nor
+        DATE_PROCESSED: applied late (those with an outcome are replays, nothing done)."""
+        after = max(0, cursor - self.settings.gaps.reconcile_window)
+        limit = self.settings.batch_size
+        applied = 0
+        while after < cursor:
+            rows = self._retry_transient(
+                partial(reader.read_unprocessed, after, cursor, limit), epoch
+            )
+            applied += self._apply_late(rows, epoch, "by the reconciliation below the cursor")
+            if len(rows) < limit:
+                break
+            after = rows[-1].message_id
+        return applied
+
+    def _apply_late(self, rows: Sequence[InboxRow], epoch: int, where: str) -> int:
+        """Apply rows found behind the cursor, marked late; return how many were written."""
+        if not rows:
+            return 0
+        late = [evolve(row, late=True, gaps_below=()) for row in rows]
+        before = self.stats.processed
+        self._apply(late, epoch)
+        written = self.stats.processed - before
+        if self._gaps is not None:
+            self._gaps.filled(row.message_id for row in late)
+        if written:
+            self.stats.late_rows += written
+            _log.warning("pump: %d late row(s) found %s and applied: ids %s", written, where,
+                         ", ".join(str(row.message_id) for row in late[:20]))  # fmt: skip
+        return written
 
     def _next_rows(
         self, cursor: int, epoch: int, ahead: _ReadAhead | None
@@ -448,8 +613,9 @@ class Pump:
             self.stats.outcomes[processed.proc.status.value] += 1
         self.stats.replayed += len(rows) - len(results)
         last = rows[-1]
-        self.stats.cursor = last.message_id
-        if last.received_at is not None:
+        # A late row is below the cursor: the cursor never moves back.
+        self.stats.cursor = max(self.stats.cursor or 0, last.message_id)
+        if last.received_at is not None and not last.late:
             age = (self._clock() - last.received_at).total_seconds()
             self.stats.lag_seconds = max(0.0, age)
         if self._after_commit is not None:

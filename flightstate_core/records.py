@@ -12,6 +12,7 @@ from flightstate_core.state import FlightState
 
 __all__ = [
     "BackfillIntent",
+    "GapRange",
     "InboxRow",
     "OutboxRecord",
     "ProcRecord",
@@ -21,12 +22,27 @@ __all__ = [
 
 
 @frozen
+class GapRange:
+    """Inbox ids ``low..high`` (inclusive) missing below the cursor, first seen at
+    ``first_seen`` (an open gap: flightstate_core.gaps)."""
+
+    low: int
+    high: int
+    first_seen: datetime
+
+
+@frozen
 class InboxRow:
-    """One cminmsgs row as read (the CLOB is never modified)."""
+    """One cminmsgs row as read (the CLOB is never modified).
+
+    The pump annotates rows: ``late`` for a row found in an open gap or below the cursor,
+    ``gaps_below`` for the gaps the pump goes past by applying this row (stored with it)."""
 
     message_id: int  # CMINMSGS_ID
     raw: str
     received_at: datetime | None = None
+    late: bool = False
+    gaps_below: tuple[GapRange, ...] = ()
 
 
 @frozen
@@ -61,6 +77,7 @@ class ProcRecord:
     backfill_at: datetime | None = None
     backfill_attempts: int = 0
     dttm: datetime | None = None  # the message's DTTM, for the duplicate window
+    late: bool = False  # applied after the pump had gone past its id (PROC_STATE.LATE)
 
 
 @frozen
@@ -84,6 +101,7 @@ class ProcessedMessage:
     backfill: BackfillIntent | None = None
     cursor: int | None = None  # new INBOX_CURSOR value (the message id)
     snap_log: SnapLogEntry | None = None
+    opens_gaps: tuple[GapRange, ...] = ()  # open gaps to store with this message's cursor
 
 
 @frozen

@@ -210,6 +210,7 @@ def build_processed(
         received_at=row.received_at,
         processed_at=now,
         dttm=env.dttm if env is not None else None,
+        late=row.late,
     )
     return ProcessedMessage(
         proc=proc,
@@ -218,6 +219,7 @@ def build_processed(
         backfill=_backfill(row, env, decision.outcome, now),
         cursor=row.message_id,
         snap_log=_snap_log(row, message, decision) if message is not None else None,
+        opens_gaps=row.gaps_below,
     )
 
 

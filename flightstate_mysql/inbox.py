@@ -40,8 +40,23 @@ _SELECT = (
     "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
     " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
 )
+# Gap look-ups (flightstate_core.gaps): the ranges become one OR of BETWEENs on the
+# primary key, which MySQL/MariaDB read as a set of range scans (at most 100 per query).
+_SELECT_RANGES = (
+    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
+    " WHERE {ranges} ORDER BY CMINMSGS_ID LIMIT %s"
+)
+_RANGE = "CMINMSGS_ID BETWEEN %s AND %s"
+_SELECT_UNPROCESSED = (
+    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
+    " WHERE CMINMSGS_ID > %s AND CMINMSGS_ID <= %s AND CMINMSGS_DATE_PROCESSED IS NULL"
+    " ORDER BY CMINMSGS_ID LIMIT %s"
+)
 # One UPDATE for many rows: PyMySQL's executemany runs an UPDATE once per row (a round
 # trip each), so the rows travel as a derived table of bound values joined on the id.
+# The IN list on the key makes InnoDB reach the rows by primary key: joined without it, a
+# small table is scanned and the scan waits on the row lock of any AODB transaction still
+# open on a newer id (the out-of-order commits of docs/design.md, "Gaps in the inbox ids").
 _BACKFILL_ROW = "SELECT %s AS P, %s AS S, %s AS N, %s AS Q, %s AS D, %s AS T, %s AS U, %s AS I"
 _BACKFILL_ROW_MORE = " UNION ALL SELECT %s, %s, %s, %s, %s, %s, %s, %s"
 _BACKFILL = (
@@ -49,7 +64,7 @@ _BACKFILL = (
     " t.CMINMSGS_DATE_PROCESSED = v.P, t.CMINMSGS_STATUS = v.S,"
     " t.CMINMSGS_SUBSYSTEM_NAME = v.N, t.CMINMSGS_SUBSYSTEM_SEQUENCE = v.Q,"
     " t.CMINMSGS_SUBSYSTEM_DATE_SENT = v.D, t.CMINMSGS_SUBSYSTEM_TYPE = v.T,"
-    " t.CMINMSGS_SUBSYSTEM_SUBTYPE = v.U"
+    " t.CMINMSGS_SUBSYSTEM_SUBTYPE = v.U WHERE t.CMINMSGS_ID IN ({ids})"
 )
 _BACKFILL_CHUNK = 500
 _MEDIUMINT = range(-8_388_608, 8_388_608)  # CMINMSGS_SUBSYSTEM_SEQUENCE mediumint
@@ -104,11 +119,31 @@ class MySqlInbox:
         )
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
         self._select = _SELECT.format(table=table)
+        self._select_unprocessed = _SELECT_UNPROCESSED.format(table=table)
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
         with mysql_errors("read cminmsgs"), self._reader.use() as conn, conn.cursor() as cur:
             cur.execute(self._select, (cursor, limit))
+            rows = cur.fetchall()
+        return [InboxRow(int(r[0]), _text(r[1]), local_aware(r[2], self._tz)) for r in rows]
+
+    def read_ranges(self, ranges: Sequence[tuple[int, int]], limit: int) -> list[InboxRow]:
+        """Rows whose id lies in one of the inclusive (low, high) ranges, id order."""
+        if not ranges:
+            return []
+        where = " OR ".join([_RANGE] * len(ranges))
+        query = _SELECT_RANGES.format(table=self._table, ranges=where)
+        params = [bound for pair in ranges for bound in pair]
+        return self._fetch("read cminmsgs gaps", query, (*params, limit))
+
+    def read_unprocessed(self, after: int, upto: int, limit: int) -> list[InboxRow]:
+        """Rows with after < id <= upto and no DATE_PROCESSED, id order (a key range scan)."""
+        return self._fetch("reconcile cminmsgs", self._select_unprocessed, (after, upto, limit))
+
+    def _fetch(self, what: str, query: str, params: Sequence[object]) -> list[InboxRow]:
+        with mysql_errors(what), self._reader.use() as conn, conn.cursor() as cur:
+            cur.execute(query, params)
             rows = cur.fetchall()
         return [InboxRow(int(r[0]), _text(r[1]), local_aware(r[2], self._tz)) for r in rows]
 
@@ -123,12 +158,15 @@ class MySqlInbox:
             with conn.cursor() as cur:
                 for start in range(0, len(params), _BACKFILL_CHUNK):
                     chunk = params[start : start + _BACKFILL_CHUNK]
-                    cur.execute(self._backfill_sql(len(chunk)), [v for p in chunk for v in p])
+                    ids = [p[-1] for p in chunk]
+                    values = [v for p in chunk for v in p]
+                    cur.execute(self._backfill_sql(len(chunk)), [*values, *ids])
             conn.commit()
 
     def _backfill_sql(self, count: int) -> str:
         rows = _BACKFILL_ROW + _BACKFILL_ROW_MORE * (count - 1)
-        return _BACKFILL.format(table=self._table, rows=rows)
+        ids = ", ".join(["%s"] * count)
+        return _BACKFILL.format(table=self._table, rows=rows, ids=ids)
 
     def close(self) -> None:
         """Close the connections (a later call reconnects)."""

@@ -73,7 +73,7 @@ def proc_row(processed: ProcessedMessage) -> Row:
         "BACKFILL_ATTEMPTS": proc.backfill_attempts, "BACKFILL_ERROR": None,
         "SUBSYSTEM_SEQUENCE": intent.subsystem_sequence if intent else None,
         "SUBSYSTEM_DATE_SENT": intent.subsystem_date_sent if intent else None,
-        EMPTY_CODES: empty,
+        EMPTY_CODES: empty, "LATE": 1 if proc.late else 0,
     }  # fmt: skip
     check_row(TABLES["PROC_STATE"], row)
     return row
@@ -98,7 +98,7 @@ def proc_from_row(row: Mapping[str, object]) -> ProcRecord:
         processed_at=processed_at, backfill_status=str(row.get("BACKFILL_STATUS") or ""),
         backfill_at=from_utc_naive(row.get("BACKFILL_AT")),
         backfill_attempts=_int(row["BACKFILL_ATTEMPTS"]),
-        dttm=from_utc_naive(row.get("DTTM")),
+        dttm=from_utc_naive(row.get("DTTM")), late=_int(row.get("LATE") or 0) == 1,
     )  # fmt: skip
 
 

@@ -254,6 +254,8 @@ def _infra_tables() -> tuple[Table, ...]:
                 varchar("INBOX_NAME", KEY_BYTES, nullable=False),
                 number("LAST_MESSAGE_ID", nullable=False),
                 tstz("UPDATED_AT"),
+                number("LATE_ROWS", nullable=False),  # migration 0005
+                number("GAPS_ABANDONED", nullable=False),  # migration 0005
             ),
             ("INBOX_NAME",),
         ),
@@ -311,6 +313,7 @@ def _proc_state() -> Table:
             number("SUBSYSTEM_SEQUENCE"),
             Column("SUBSYSTEM_DATE_SENT", "TIMESTAMP(6)", Bind.TIMESTAMP),
             varchar(EMPTY_CODES, _empty_codes_bytes(PROC_TEXT_COLUMNS)),
+            number("LATE", 1, nullable=False),  # migration 0005: 1 = applied late
         ),
         ("MESSAGE_ID",),
     )
@@ -370,12 +373,26 @@ def _watermark_table() -> Table:
     )
 
 
+def _gap_table() -> Table:
+    return Table(
+        "INBOX_GAP",
+        (
+            varchar("INBOX_NAME", KEY_BYTES, nullable=False),
+            number("LOW_ID", nullable=False),
+            number("HIGH_ID", nullable=False),
+            tstz("FIRST_SEEN_AT", nullable=False),
+        ),
+        ("INBOX_NAME", "LOW_ID"),
+    )
+
+
 def _all_tables() -> Mapping[str, Table]:
     flights = [_main_table(), *(_detail_table(d) for d in DETAIL_TABLES.values())]
     tables = [*flights, *_infra_tables()]
     tables += [history_table(table) for table in flights]  # migration 0002
     tables += _request_tables()  # migration 0003
     tables.append(_watermark_table())  # migration 0004
+    tables.append(_gap_table())  # migration 0005
     return MappingProxyType({table.name: table for table in tables})
 
 

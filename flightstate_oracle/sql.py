@@ -367,6 +367,47 @@ CURSOR_MERGE: Final = _stmt(
       VALUES (s.INBOX_NAME, s.LAST_MESSAGE_ID, SYSTIMESTAMP)""",
     {"LAST_MESSAGE_ID": Bind.NUMBER},
 )
+# Open inbox gaps (flightstate_core.gaps): few rows per inbox, replaced as a whole.
+GAPS_SELECT: Final = _stmt(
+    "gaps_select",
+    "SELECT LOW_ID, HIGH_ID, SYS_EXTRACT_UTC(FIRST_SEEN_AT) AS FIRST_SEEN_AT FROM INBOX_GAP "
+    "WHERE INBOX_NAME = :INBOX_NAME ORDER BY LOW_ID",
+)
+GAPS_DELETE: Final = _stmt("gaps_delete", "DELETE FROM INBOX_GAP WHERE INBOX_NAME = :INBOX_NAME")
+GAP_INSERT: Final = _stmt(
+    "gap_insert",
+    "INSERT INTO INBOX_GAP (INBOX_NAME, LOW_ID, HIGH_ID, FIRST_SEEN_AT) "
+    "VALUES (:INBOX_NAME, :LOW_ID, :HIGH_ID, FROM_TZ(:FIRST_SEEN_AT, '+00:00'))",
+    {"LOW_ID": Bind.NUMBER, "HIGH_ID": Bind.NUMBER, "FIRST_SEEN_AT": Bind.TSTZ},
+)
+GAPS_ABANDON: Final = _stmt(
+    "gaps_abandon",
+    "DELETE FROM INBOX_GAP WHERE INBOX_NAME = :INBOX_NAME "
+    "AND FIRST_SEEN_AT < FROM_TZ(:SEEN_BEFORE, '+00:00')",
+    {"SEEN_BEFORE": Bind.TSTZ},
+)
+GAPS_ABANDONED_SELECT: Final = _stmt(
+    "gaps_abandoned_select",
+    "SELECT LOW_ID, HIGH_ID, SYS_EXTRACT_UTC(FIRST_SEEN_AT) AS FIRST_SEEN_AT FROM INBOX_GAP "
+    "WHERE INBOX_NAME = :INBOX_NAME AND FIRST_SEEN_AT < FROM_TZ(:SEEN_BEFORE, '+00:00') "
+    "ORDER BY LOW_ID",
+    {"SEEN_BEFORE": Bind.TSTZ},
+)
+GAPS_ABANDONED_COUNT: Final = _stmt(
+    "gaps_abandoned_count",
+    "UPDATE INBOX_CURSOR SET GAPS_ABANDONED = GAPS_ABANDONED + :CLOSED "
+    "WHERE INBOX_NAME = :INBOX_NAME",
+    {"CLOSED": Bind.NUMBER},
+)
+LATE_COUNT: Final = _stmt(
+    "late_count",
+    "UPDATE INBOX_CURSOR SET LATE_ROWS = LATE_ROWS + :LATE WHERE INBOX_NAME = :INBOX_NAME",
+    {"LATE": Bind.NUMBER},
+)
+GAP_COUNTERS: Final = _stmt(
+    "gap_counters",
+    "SELECT LATE_ROWS, GAPS_ABANDONED FROM INBOX_CURSOR WHERE INBOX_NAME = :INBOX_NAME",
+)
 CURSOR_SELECT: Final = _stmt(
     "cursor_select", "SELECT LAST_MESSAGE_ID FROM INBOX_CURSOR WHERE INBOX_NAME = :INBOX_NAME"
 )

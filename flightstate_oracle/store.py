@@ -17,7 +17,7 @@ import oracledb
 
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import PermanentError
-from flightstate_core.records import BackfillIntent
+from flightstate_core.records import BackfillIntent, GapRange
 from flightstate_core.state import FlightState
 from flightstate_oracle import sql
 from flightstate_oracle.client import OracleSettings, create_pool, parse_oracle_url
@@ -27,7 +27,7 @@ from flightstate_oracle.load import fetch_states
 from flightstate_oracle.presence import to_utc_naive
 from flightstate_oracle.records import intent_from_row, truncate_bytes
 from flightstate_oracle.transaction import OracleTransaction
-from flightstate_oracle.writes import FaultHook
+from flightstate_oracle.writes import FaultHook, gap_rows
 
 __all__ = ["OracleStore", "Source", "open_pool"]
 
@@ -186,6 +186,35 @@ class OracleStore:
         with self._connection() as conn:
             rows = query(conn, sql.CURSOR_SELECT, {"INBOX_NAME": self._inbox_name})
         return int(str(rows[0]["LAST_MESSAGE_ID"])) if rows else None
+
+    # ------------------------------------------------------------------ GapLedger
+
+    def inbox_gaps(self) -> list[GapRange]:
+        """The open gaps of this store's inbox (INBOX_GAP), lowest id first."""
+        with self._connection() as conn:
+            return gap_rows(query(conn, sql.GAPS_SELECT, {"INBOX_NAME": self._inbox_name}))
+
+    def abandon_gaps(self, seen_before: datetime, epoch: int | None) -> list[GapRange]:
+        """Close the gaps first seen before *seen_before* and count them, fenced by epoch
+        (read, then delete, inside PIPELINE_LOCK: 11g has no DELETE .. RETURNING of rows)."""
+        binds = {"INBOX_NAME": self._inbox_name, "SEEN_BEFORE": to_utc_naive(seen_before)}
+        with self.transaction() as tx:
+            tx.lock_pipeline(epoch)
+            conn = tx.connection
+            closed = gap_rows(query(conn, sql.GAPS_ABANDONED_SELECT, binds))
+            if closed:
+                run(conn, sql.GAPS_ABANDON, binds)
+                run(conn, sql.GAPS_ABANDONED_COUNT,
+                    {"INBOX_NAME": self._inbox_name, "CLOSED": len(closed)})  # fmt: skip
+        return closed
+
+    def gap_counters(self) -> tuple[int, int]:
+        """(late rows applied, gaps abandoned) of this store's inbox, ever."""
+        with self._connection() as conn:
+            rows = query(conn, sql.GAP_COUNTERS, {"INBOX_NAME": self._inbox_name})
+        if not rows:
+            return (0, 0)
+        return int(str(rows[0]["LATE_ROWS"])), int(str(rows[0]["GAPS_ABANDONED"]))
 
 
 def _quiet_rollback(conn: oracledb.Connection) -> None:

@@ -24,11 +24,14 @@ from zoneinfo import ZoneInfo
 import oracledb
 from attrs import frozen
 
+from flightstate_core.errors import PermanentError
+from flightstate_core.gaps import gaps_after, late_count, touches_gaps
 from flightstate_core.layout import DETAIL_TABLES, DetailTable
-from flightstate_core.records import ProcessedMessage
+from flightstate_core.records import GapRange, ProcessedMessage
 from flightstate_core.state import FlightState
 from flightstate_oracle import sql
-from flightstate_oracle.db import merge_many, run_many
+from flightstate_oracle.db import merge_many, query, run, run_many
+from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.records import event_rows, proc_row, snap_row
 from flightstate_oracle.rows import Row, detail_rows, flight_row, validate_state
 
@@ -167,6 +170,39 @@ def write_many(
         return
     plan = plan_writes(batch, known, zone=zone, pivot=pivot)
     execute_plan(conn, plan, hook=hook, inbox_name=inbox_name)
+    if touches_gaps(batch):
+        write_gaps(conn, batch, inbox_name)
+
+
+def gap_rows(rows: Sequence[Mapping[str, object]]) -> list[GapRange]:
+    """GapRange values of INBOX_GAP rows (FIRST_SEEN_AT read as UTC)."""
+    gaps = []
+    for row in rows:
+        seen = from_utc_naive(row["FIRST_SEEN_AT"])
+        if seen is None:
+            raise PermanentError("INBOX_GAP.FIRST_SEEN_AT is NULL")
+        gaps.append(GapRange(int(str(row["LOW_ID"])), int(str(row["HIGH_ID"])), seen))
+    return gaps
+
+
+def write_gaps(
+    conn: oracledb.Connection, batch: Sequence[ProcessedMessage], inbox_name: str
+) -> None:
+    """The inbox's open gaps once *batch* is saved (``gaps.gaps_after``) and its late-row
+    count, under PIPELINE_LOCK (so no one else changes them meanwhile). Rare and small: the
+    rows are replaced as a whole."""
+    name = {"INBOX_NAME": inbox_name}
+    current = gap_rows(query(conn, sql.GAPS_SELECT, name))
+    after = gaps_after(current, batch)
+    if after != current:
+        run(conn, sql.GAPS_DELETE, name)
+        run_many(conn, sql.GAP_INSERT, [
+            {**name, "LOW_ID": g.low, "HIGH_ID": g.high,
+             "FIRST_SEEN_AT": to_utc_naive(g.first_seen)} for g in after
+        ])  # fmt: skip
+    late = late_count(batch)
+    if late:
+        run(conn, sql.LATE_COUNT, {**name, "LATE": late})
 
 
 def write_processed(

@@ -21,8 +21,9 @@ from typing import Any, Final
 import psycopg
 
 from flightstate_core.errors import PermanentError
+from flightstate_core.gaps import gaps_after, touches_gaps
 from flightstate_core.layout import DetailTable
-from flightstate_core.records import ProcessedMessage
+from flightstate_core.records import GapRange, ProcessedMessage
 from flightstate_core.state import FlightState
 from flightstate_pg._codec import TypedValues, detail_rows, main_row, validate
 from flightstate_pg._copy import CopyTarget, copy_rows
@@ -71,6 +72,16 @@ _SNAP_INSERT: Final = (
     "VALUES (%s, %s, %s, %s, %s)"
 )
 _UNKNOWN: Final = object()
+_GAPS_SELECT: Final = (
+    "SELECT LOW_ID, HIGH_ID, FIRST_SEEN_AT FROM INBOX_GAP WHERE INBOX_NAME = %s "
+    "ORDER BY LOW_ID FOR UPDATE"
+)
+_GAPS_DELETE: Final = "DELETE FROM INBOX_GAP WHERE INBOX_NAME = %s"
+_GAP_INSERT: Final = (
+    "INSERT INTO INBOX_GAP (INBOX_NAME, LOW_ID, HIGH_ID, FIRST_SEEN_AT) VALUES (%s, %s, %s, %s)"
+)
+_LATE_MARK: Final = "UPDATE PROC_STATE SET LATE = true WHERE MESSAGE_ID = ANY(%s)"
+_LATE_COUNT: Final = "UPDATE INBOX_CURSOR SET LATE_ROWS = LATE_ROWS + %s WHERE INBOX_NAME = %s"
 
 
 def _many(cursor: Cursor, query: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -282,6 +293,26 @@ def write_many(
         for processed in batch:
             _write_snap_log(cursor, processed)
         step("snap_log", conn)
+    if touches_gaps(batch):
+        _write_gaps(conn, batch, inbox_name)
+
+
+def _write_gaps(conn: Conn, batch: Sequence[ProcessedMessage], inbox_name: str) -> None:
+    """The inbox's open gaps once *batch* is saved (``gaps.gaps_after``), PROC_STATE.LATE
+    of its late messages and the late-row count. Rare (only a batch that goes past a gap or
+    applies a late row) and small (the open gaps are bounded), so the gap rows are replaced
+    as a whole; the hot path (PROC_STATE's COPY) is unchanged."""
+    rows = conn.execute(_GAPS_SELECT, (inbox_name,)).fetchall()
+    current = [GapRange(int(low), int(high), seen) for low, high, seen in rows]
+    after = gaps_after(current, batch)
+    if after != current:
+        with conn.cursor() as cursor:
+            cursor.execute(_GAPS_DELETE, (inbox_name,))
+            _many(cursor, _GAP_INSERT, [(inbox_name, g.low, g.high, g.first_seen) for g in after])
+    late = [p.proc.message_id for p in batch if p.proc.late]
+    if late:
+        conn.execute(_LATE_MARK, (late,))
+        conn.execute(_LATE_COUNT, (len(late), inbox_name))
 
 
 def _write_snap_log(cursor: Cursor, processed: ProcessedMessage) -> None:

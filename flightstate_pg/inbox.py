@@ -43,6 +43,19 @@ _SELECT = (
     "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM {table}"
     " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
 )
+# Gap look-ups (flightstate_core.gaps): one primary-key range scan per open gap, bounded.
+_SELECT_RANGES = (
+    "SELECT t.CMINMSGS_ID, t.CMINMSGS_CLOB_MSG, t.CMINMSGS_DATE_RECEIVED"
+    " FROM unnest(%s::bigint[], %s::bigint[]) AS g(lo, hi) CROSS JOIN LATERAL ("
+    " SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM {table}"
+    " WHERE CMINMSGS_ID BETWEEN g.lo AND g.hi ORDER BY CMINMSGS_ID LIMIT %s) AS t"
+    " ORDER BY t.CMINMSGS_ID LIMIT %s"
+)
+_SELECT_UNPROCESSED = (
+    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM {table}"
+    " WHERE CMINMSGS_ID > %s AND CMINMSGS_ID <= %s AND CMINMSGS_DATE_PROCESSED IS NULL"
+    " ORDER BY CMINMSGS_ID LIMIT %s"
+)
 # One statement for a whole batch of backfills (arrays, one per column, in the order of
 # ``backfill_values``): a statement per row cost the store's own server ~1,000 executions per
 # batch, on the same two cores as the pump.
@@ -113,6 +126,8 @@ class PgInbox:
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
         self._select = sql.SQL(_SELECT).format(table=_ident(table))
         self._backfill = sql.SQL(_BACKFILL).format(table=_ident(table))
+        self._select_ranges = sql.SQL(_SELECT_RANGES).format(table=_ident(table))
+        self._select_unprocessed = sql.SQL(_SELECT_UNPROCESSED).format(table=_ident(table))
         # Two connections: the pump reads ahead on one while it backfills on the other.
         self._reader = lazy_connection(dsn, connect_timeout)
         self._writer = lazy_connection(dsn, connect_timeout)
@@ -121,6 +136,21 @@ class PgInbox:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
         with translated(), self._reader.use() as conn:
             rows = conn.execute(self._select, (cursor, limit)).fetchall()
+        return [InboxRow(int(r[0]), str(r[1]), local_aware(r[2], self._tz)) for r in rows]
+
+    def read_ranges(self, ranges: Sequence[tuple[int, int]], limit: int) -> list[InboxRow]:
+        """Rows whose id lies in one of the inclusive (low, high) ranges, id order."""
+        if not ranges:
+            return []
+        lows, highs = [low for low, _ in ranges], [high for _, high in ranges]
+        with translated(), self._reader.use() as conn:
+            rows = conn.execute(self._select_ranges, (lows, highs, limit, limit)).fetchall()
+        return [InboxRow(int(r[0]), str(r[1]), local_aware(r[2], self._tz)) for r in rows]
+
+    def read_unprocessed(self, after: int, upto: int, limit: int) -> list[InboxRow]:
+        """Rows with after < id <= upto and no DATE_PROCESSED, id order (a key range scan)."""
+        with translated(), self._reader.use() as conn:
+            rows = conn.execute(self._select_unprocessed, (after, upto, limit)).fetchall()
         return [InboxRow(int(r[0]), str(r[1]), local_aware(r[2], self._tz)) for r in rows]
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:

@@ -18,7 +18,7 @@ import psycopg
 
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
-from flightstate_core.records import BackfillIntent
+from flightstate_core.records import BackfillIntent, GapRange
 from flightstate_core.state import FlightState
 from flightstate_pg._cache import StateCache
 from flightstate_pg._codec import TypedValues
@@ -48,6 +48,17 @@ _MARK_FAILED: Final = (
     "WHERE MESSAGE_ID = ANY(%b) AND BACKFILL_STATUS = 'PENDING'"
 )
 _CURSOR: Final = "SELECT LAST_MESSAGE_ID FROM INBOX_CURSOR WHERE INBOX_NAME = %s"
+_GAPS: Final = (
+    "SELECT LOW_ID, HIGH_ID, FIRST_SEEN_AT FROM INBOX_GAP WHERE INBOX_NAME = %s ORDER BY LOW_ID"
+)
+_ABANDON: Final = (
+    "DELETE FROM INBOX_GAP WHERE INBOX_NAME = %s AND FIRST_SEEN_AT < %s "
+    "RETURNING LOW_ID, HIGH_ID, FIRST_SEEN_AT"
+)
+_ABANDON_COUNT: Final = (
+    "UPDATE INBOX_CURSOR SET GAPS_ABANDONED = GAPS_ABANDONED + %s WHERE INBOX_NAME = %s"
+)
+_GAP_COUNTERS: Final = "SELECT LATE_ROWS, GAPS_ABANDONED FROM INBOX_CURSOR WHERE INBOX_NAME = %s"
 
 
 class PgStore:
@@ -176,6 +187,32 @@ class PgStore:
         with self._connection() as conn:
             row = conn.execute(_CURSOR, (self._inbox_name,)).fetchone()
         return None if row is None else int(row[0])
+
+    # ------------------------------------------------------------------ GapLedger
+
+    def inbox_gaps(self) -> list[GapRange]:
+        """The open gaps of this store's inbox (INBOX_GAP), lowest id first."""
+        with self._connection() as conn:
+            rows = conn.execute(_GAPS, (self._inbox_name,)).fetchall()
+        return [GapRange(int(low), int(high), seen) for low, high, seen in rows]
+
+    def abandon_gaps(self, seen_before: datetime, epoch: int | None) -> list[GapRange]:
+        """Close the gaps first seen before *seen_before* and count them, fenced by epoch."""
+        with self.transaction() as tx:
+            tx.lock_pipeline(epoch)
+            conn = tx.connection
+            with translated():
+                rows = conn.execute(_ABANDON, (self._inbox_name, seen_before)).fetchall()
+                if rows:
+                    conn.execute(_ABANDON_COUNT, (len(rows), self._inbox_name))
+        closed = [GapRange(int(low), int(high), seen) for low, high, seen in rows]
+        return sorted(closed, key=lambda gap: gap.low)
+
+    def gap_counters(self) -> tuple[int, int]:
+        """(late rows applied, gaps abandoned) of this store's inbox, ever."""
+        with self._connection() as conn:
+            row = conn.execute(_GAP_COUNTERS, (self._inbox_name,)).fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
 
 def _quiet_rollback(conn: Conn) -> None:

@@ -40,7 +40,7 @@ Conn = psycopg.Connection[Any]
 
 _LOCK: Final = "SELECT EPOCH FROM PIPELINE_LOCK WHERE LOCK_NAME = %s FOR UPDATE"
 _GET_PROC: Final = (
-    f"SELECT {', '.join(PROC_COLUMNS[:14])} FROM PROC_STATE "  # noqa: S608 - layout identifiers
+    f"SELECT {', '.join(PROC_COLUMNS[:14])}, LATE FROM PROC_STATE "  # noqa: S608 - layout identifiers
     "WHERE MESSAGE_ID = %s"
 )
 _GET_PROCS: Final = "SELECT MESSAGE_ID FROM PROC_STATE WHERE MESSAGE_ID = ANY(%b)"
@@ -69,10 +69,10 @@ def _guarded(method: Callable[P, R]) -> Callable[P, R]:
 
 def _proc(row: tuple[Any, ...]) -> ProcRecord:
     (message_id, key, digest, mtype, styp, status, reason, attempts,
-     received, processed, dttm, bf_status, bf_at, bf_attempts) = row  # fmt: skip
+     received, processed, dttm, bf_status, bf_at, bf_attempts, late) = row  # fmt: skip
     return ProcRecord(
         message_id, key, digest, mtype, styp, Outcome(status), reason, attempts, received,
-        processed, bf_status, bf_at, bf_attempts, dttm,
+        processed, bf_status, bf_at, bf_attempts, dttm, bool(late),
     )  # fmt: skip
 
 

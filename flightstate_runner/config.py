@@ -19,6 +19,7 @@ from attrs import evolve, field, fields, frozen
 
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import ConfigError
+from flightstate_core.gaps import GapSettings
 
 __all__ = ["ENV_PREFIX", "RunnerConfig", "load_config", "redact"]
 
@@ -68,6 +69,14 @@ def _seconds(maximum: float, *, zero_ok: bool = True) -> Any:
             low = "0" if zero_ok else "above 0"
             raise ConfigError(f"{attribute.name}: must be a finite number of seconds, {low} to "
                               f"{maximum:g}, got {value!r}")
+def _finite_in(low: float, high: float) -> Any:
+    """A validator: a finite number in [low, high] (NaN and infinities are refused)."""
+
+    def check(instance: object, attribute: Any, value: float) -> None:
+        if not math.isfinite(value) or not low <= value <= high:
+            raise ConfigError(
+                f"{attribute.name}: must be a finite number in [{low:g}, {high:g}], got {value!r}"
+            )
 
     return check
 
@@ -122,6 +131,11 @@ class RunnerConfig:
     # "" = flightstate-<topic_schd>: one id per deployment (every runner of it shares it)
     kafka_transactional_id: str = field(default="", validator=_transactional_id)
     kafka_outage_log_every: float = field(default=60.0, validator=_seconds(86400, zero_ok=False))
+    # gap-aware inbox reading (docs/design.md "Gaps in the inbox ids"), seconds / ids
+    gap_grace: float = field(default=1.0, validator=_finite_in(0, 3600))
+    gap_horizon: float = field(default=21600.0, validator=_finite_in(1, 30 * 86400))
+    gap_reconcile_interval: float = field(default=300.0, validator=_finite_in(0, 86400))
+    gap_reconcile_window: int = field(default=100_000, validator=_finite_in(1, 100_000_000))
     log_level: str = field(default="INFO", validator=_level)
     holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
 
@@ -132,6 +146,20 @@ class RunnerConfig:
         held = max(self.lease_ttl, self.db_idle_in_transaction_timeout or math.inf,
                    self.db_statement_timeout or math.inf)  # fmt: skip
         return held + self.db_lock_timeout + self.poll_interval + self.backoff_max
+
+    def __attrs_post_init__(self) -> None:
+        if self.gap_horizon < self.gap_grace:
+            raise ConfigError(f"gap_horizon: {self.gap_horizon!r} is below gap_grace "
+                              f"{self.gap_grace!r}")  # fmt: skip
+
+    def gaps(self) -> GapSettings:
+        """The pump's gap settings."""
+        return GapSettings(
+            grace=self.gap_grace, horizon=self.gap_horizon,
+            late_poll=min(1.0, max(self.poll_interval, 0.05)),
+            reconcile_every=self.gap_reconcile_interval,
+            reconcile_window=self.gap_reconcile_window,
+        )  # fmt: skip
 
     def core(self) -> CoreConfig:
         """The pure core's part of the configuration."""
@@ -161,6 +189,7 @@ def redact(dsn: str | None) -> str | None:
 _INT_FIELDS = {
     "batch_size", "max_unexpected_attempts", "dispatch_batch", "metrics_port", "cleanup_batch",
     "request_max_attempts", "backfill_lock_wait_timeout",
+    "gap_reconcile_window",
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",
@@ -168,6 +197,8 @@ _FLOAT_FIELDS = {
     "purge_interval", "outbox_retention_hours", "db_lock_timeout",
     "db_idle_in_transaction_timeout", "db_statement_timeout", "db_keepalive_idle", "idle_wait",
     "kafka_outage_log_every",
+    "gap_grace", "gap_horizon",
+    "gap_reconcile_interval",
 }  # fmt: skip
 
 

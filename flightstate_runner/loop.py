@@ -21,6 +21,7 @@ import signal
 import threading
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
@@ -77,6 +78,7 @@ class Runner:
         self._threads: list[threading.Thread] = []
         self.leadership = LeadershipWatch(services.pg_dsn, services.config.holder, log)
         self._running = True
+        self._abandoned_seen: tuple[int, int] = (0, 0)  # (id of the pump, count counted)
 
     # ------------------------------------------------------------------ control
 
@@ -290,6 +292,7 @@ class Runner:
         metrics.head_age.set(lag.head_age_s or 0.0)
         metrics.cursor.set(cursor or 0)
         metrics.leader.set(1 if pump is not None and pump.stats.is_leader else 0)
+        self._refresh_gap_metrics()
         metrics.backfill_backlog.set(probes.pending_backfills(services.pg_dsn))
         outbox = PgOutbox(services.pg_dsn)
         try:
@@ -316,6 +319,24 @@ class Runner:
         dispatcher = self.dispatcher
         metrics.kafka_unreachable.set(1 if dispatcher is not None and dispatcher.outage.down
                                       else 0)  # fmt: skip
+    def _refresh_gap_metrics(self) -> None:
+        """Open gaps from the store (true whoever leads); abandoned gaps counted from this
+        process's pumps (a counter only grows)."""
+        gaps = self.services.store.inbox_gaps()
+        self.metrics.gaps_open.set(len(gaps))
+        oldest = min((gap.first_seen for gap in gaps), default=None)
+        age = (datetime.now(UTC) - oldest).total_seconds() if oldest is not None else 0.0
+        self.metrics.oldest_gap_age.set(max(0.0, age))
+        pump = self.pump
+        if pump is None:
+            return
+        seen_pump, counted = self._abandoned_seen
+        if seen_pump != id(pump):
+            counted = 0
+        now_count = pump.stats.gaps_abandoned
+        if now_count > counted:
+            self.metrics.gaps_abandoned.inc(now_count - counted)
+        self._abandoned_seen = (id(pump), now_count)
 
     def _heartbeat(self) -> None:
         snap = {**self.snapshot(), **self.leadership.fields(), "running": self._running}

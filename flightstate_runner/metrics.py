@@ -65,6 +65,22 @@ class RunnerMetrics:
         )
         self.leader = Gauge("flightstate_leader", "1 while this process leads", registry=r)
         self.cursor = Gauge("flightstate_inbox_cursor", "Last inbox id read", registry=r)
+        self.gaps_open = Gauge(
+            "flightstate_inbox_gaps_open", "Open inbox gaps (id ranges missing below the cursor)",
+            registry=r,
+        )
+        self.oldest_gap_age = Gauge(
+            "flightstate_inbox_oldest_gap_age_seconds", "Age of the oldest open inbox gap",
+            registry=r,
+        )
+        self.late_rows = Counter(
+            "flightstate_inbox_late_rows", "Rows applied after the pump had gone past their id",
+            registry=r,
+        )
+        self.gaps_abandoned = Counter(
+            "flightstate_inbox_gaps_abandoned", "Inbox gaps closed empty after the horizon",
+            registry=r,
+        )
         self.cleanup_removed = Counter(
             "flightstate_cleanup_removed", "Flights archived and removed by cleanup", registry=r
         )

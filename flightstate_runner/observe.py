@@ -50,6 +50,7 @@ def message_fields(
         "events": len(processed.events),
         "reason": proc.reason,
         "attempts": proc.attempts,
+        "late": proc.late,
         "duration_ms": round(seconds * 1000, 3),
         "batch": batch,
     }
@@ -120,9 +121,12 @@ class ObservedProcessor:
             self._metrics.messages.labels(status).inc()
             if status == "DEAD":
                 self._metrics.dead.labels(dead_reason(processed.proc.reason)).inc()
+            if processed.proc.late:
+                self._metrics.late_rows.inc()
             fields = message_fields(processed, share, len(results),
                                     raws.get(processed.proc.message_id))  # fmt: skip
-            level = logging.WARNING if status == "DEAD" else logging.INFO
+            late = processed.proc.late  # a late row is worth a look, like a DEAD one
+            level = logging.WARNING if status == "DEAD" or late else logging.INFO
             self._log.log(level, "message %s", status, extra=fields)
 
 

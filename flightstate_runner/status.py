@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
+from flightstate_core.gaps import gap_ids
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
@@ -40,12 +42,32 @@ def _outbox(dsn: str) -> dict[str, Any]:
     return {"backlog": backlog.count, "oldest_age_s": backlog.oldest_age_s}
 
 
+_GAPS_LISTED = 10
+
+
+def _gaps(store: PgStore) -> dict[str, Any]:
+    """Open inbox gaps (ids missing below the cursor, still watched) and the counters."""
+    gaps = store.inbox_gaps()
+    late, abandoned = store.gap_counters()
+    oldest = min((gap.first_seen for gap in gaps), default=None)
+    return {
+        "open": len(gaps),
+        "open_ids": gap_ids(gaps),
+        "oldest_age_s": (datetime.now(UTC) - oldest).total_seconds() if oldest else None,
+        "late_rows": late,
+        "abandoned": abandoned,
+        "listed": [{"low": g.low, "high": g.high, "first_seen": g.first_seen.isoformat()}
+                   for g in gaps[:_GAPS_LISTED]],
+    }  # fmt: skip
+
+
 def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
     """Everything ``status`` shows."""
     dsn = require_schema(require(config, "pg_dsn", "status"))
     store = PgStore(dsn, config.core(), inbox_name=config.inbox_table, state_cache_size=0)
     try:
         cursor = store.inbox_cursor()
+        gaps = _gaps(store)
         requests = request_status(store, listed=20).as_dict()
     finally:
         store.close()
@@ -61,7 +83,7 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
                      for r in runners if r["holder"] != holder],
         "inbox": {"table": config.inbox_table,
                   "kind": "mysql" if config.mysql_dsn else "postgresql",
-                  "cursor": cursor, **lag.as_dict()},
+                  "cursor": cursor, **lag.as_dict(), "gaps": gaps},
         "outcomes": probes.outcome_counts(dsn),
         "dead": dead,
         "dead_by_reason": probes.dead_by_reason(dsn),
@@ -105,6 +127,13 @@ def _dead_lines(report: dict[str, Any]) -> list[str]:
     ids = ", ".join(f"#{d['message_id']}" for d in report["dead"])
     lines.append(f"  newest: {ids}  (`flightstate requeue ID` once the cause is fixed)")
     return lines
+def _gap_line(gaps: dict[str, Any]) -> str:
+    oldest = gaps["oldest_age_s"]
+    return (
+        f"gaps:     {gaps['open']} open ({gaps['open_ids']} id(s))"
+        + (f", oldest {oldest:.0f} s" if oldest is not None else "")
+        + f"; {gaps['late_rows']} late row(s) applied, {gaps['abandoned']} gap(s) abandoned"
+    )
 
 
 def render(report: dict[str, Any]) -> str:
@@ -115,6 +144,7 @@ def render(report: dict[str, Any]) -> str:
         "standby:  " + (", ".join(f"{s['holder']} (last report {s['last_report']})"
                                   for s in report["standbys"]) or "none"),
         _inbox_line(report["inbox"]),
+        _gap_line(report["inbox"]["gaps"]),
         "outcomes: " + (", ".join(f"{k} {v}" for k, v in report["outcomes"].items()) or "none"),
         f"backfill: {report['backfill_backlog']} pending write-back(s)"
         + (f", {failing['failing']} failing (up to {failing['max_attempts']} attempt(s)), "

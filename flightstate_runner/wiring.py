@@ -144,6 +144,7 @@ def build_pump(
         backfill_retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         stop_when_idle=until_idle,
         idle_backfill_wait=cfg.idle_wait if until_idle else None,
+        gaps=cfg.gaps(),
     )
     from flightstate_pg.requests import schedule_response_hook  # noqa: PLC0415
 

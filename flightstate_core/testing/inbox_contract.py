@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from flightstate_core.decision import Outcome
-from flightstate_core.ports import Inbox
+from flightstate_core.ports import GapReader, Inbox
 from flightstate_core.records import BackfillIntent
 
 __all__ = ["InboxContract", "InboxHarness"]
@@ -185,3 +185,26 @@ class InboxContract:
     def test_backfill_of_nothing_is_a_no_op(self, inbox_harness: InboxHarness) -> None:
         inbox_harness.inbox.backfill([])
         assert inbox_harness.count() == 0
+
+    # ---- the gap reads (GapReader): by primary key, bounded
+    def test_read_ranges_returns_rows_inside_the_ranges_only(
+        self, inbox_harness: InboxHarness
+    ) -> None:
+        inbox = inbox_harness.inbox
+        assert isinstance(inbox, GapReader)
+        ids = inbox_harness.insert([f"<MSG>{n}</MSG>" for n in range(8)])
+        ranges = [(ids[1], ids[2]), (ids[5], ids[5]), (ids[7] + 1, ids[7] + 100)]
+        rows = inbox.read_ranges(ranges, 10)
+        assert [r.message_id for r in rows] == [ids[1], ids[2], ids[5]]
+        assert rows[0].raw == "<MSG>1</MSG>"
+        assert [r.message_id for r in inbox.read_ranges(ranges, 2)] == [ids[1], ids[2]]
+        assert inbox.read_ranges([], 10) == []
+
+    def test_read_unprocessed_skips_backfilled_rows(self, inbox_harness: InboxHarness) -> None:
+        inbox = inbox_harness.inbox
+        assert isinstance(inbox, GapReader)
+        ids = inbox_harness.insert([f"<MSG>{n}</MSG>" for n in range(5)])
+        inbox.backfill([_intent(ids[1]), _intent(ids[3])])
+        rows = inbox.read_unprocessed(ids[0], ids[4], 10)
+        assert [r.message_id for r in rows] == [ids[2], ids[4]]  # (after, upto]
+        assert [r.message_id for r in inbox.read_unprocessed(ids[0] - 1, ids[4], 1)] == [ids[0]]

@@ -29,7 +29,13 @@ from flightstate_core.catalog import COLLECTIONS, SCALARS, ValueKind
 from flightstate_core.decision import EventKind, OutboxEvent, Outcome
 from flightstate_core.errors import FlightstateError, LeadershipLost
 from flightstate_core.items import DocItem, Item
-from flightstate_core.records import BackfillIntent, ProcessedMessage, ProcRecord, SnapLogEntry
+from flightstate_core.records import (
+    BackfillIntent,
+    GapRange,
+    ProcessedMessage,
+    ProcRecord,
+    SnapLogEntry,
+)
 from flightstate_core.state import FlightState, FlightStatus
 
 __all__ = ["EventRow", "StoreContract", "StoreDump", "flight", "full_collections", "processed"]
@@ -353,6 +359,43 @@ class StoreContract:
         assert {m: p.status for m, p in self.dump(store).procs.items()} == dict.fromkeys(
             (1, 2, 3), Outcome.SUCCEEDED
         )
+
+    # ---- open inbox gaps (GapLedger)
+    def test_gaps_are_stored_with_the_message_that_goes_past_them(self, store: Any) -> None:
+        gap = GapRange(3, 4, NOW)
+        message = attrs.evolve(processed(5, flight("F5")), opens_gaps=(gap,))
+        with pytest.raises(RuntimeError), store.transaction() as tx:
+            tx.lock_pipeline(0)
+            tx.save(message)
+            raise RuntimeError("rolled back")
+        assert store.inbox_gaps() == []
+        assert self.apply(store, message)
+        assert store.inbox_gaps() == [gap]
+
+    def test_a_late_message_fills_its_gap_and_is_counted(self, store: Any) -> None:
+        wide = GapRange(2, 4, NOW)
+        assert self.apply(store, attrs.evolve(processed(5, flight("F5")), opens_gaps=(wide,)))
+        late = processed(3, flight("F3"))
+        assert self.apply(store, attrs.evolve(late, proc=attrs.evolve(late.proc, late=True)))
+        assert store.inbox_gaps() == [GapRange(2, 2, NOW), GapRange(4, 4, NOW)]
+        assert store.gap_counters() == (1, 0)
+        assert self.dump(store).cursor == 5  # a late row never moves the cursor back
+        with store.transaction() as tx:
+            tx.lock_pipeline(0)
+            found = tx.get_proc(3)
+        assert found is not None
+        assert found.late
+
+    def test_abandoning_gaps_is_fenced_and_counted(self, store: Any) -> None:
+        old, new = GapRange(3, 3, NOW), GapRange(6, 7, NOW + timedelta(hours=2))
+        assert self.apply(store, attrs.evolve(processed(8, flight("F8")), opens_gaps=(old, new)))
+        assert store.abandon_gaps(NOW + timedelta(hours=1), 0) == [old]
+        assert store.inbox_gaps() == [new]
+        assert store.gap_counters() == (0, 1)
+        self.set_epoch(store, 5)
+        with pytest.raises(LeadershipLost):
+            store.abandon_gaps(NOW + timedelta(hours=3), 4)
+        assert store.inbox_gaps() == [new]
 
     # ---- concurrency
     def test_two_writers_serialise_on_the_lock(self, store: Any) -> None:

@@ -142,7 +142,7 @@ def test_every_call_site_uses_the_registry() -> None:
 
 def _migration_tables() -> dict[str, dict[str, str]]:
     tables: dict[str, dict[str, str]] = {}
-    for _, text in migration_statements():
+    for name, text in migration_statements():
         tree = sqlglot.parse_one(text, read="oracle")
         if isinstance(tree, exp.Create) and tree.kind == "TABLE":
             schema = tree.this
@@ -153,6 +153,10 @@ def _migration_tables() -> dict[str, dict[str, str]]:
                 if isinstance(col, exp.ColumnDef)
             }
             tables[schema.this.name] = columns
+        elif isinstance(tree, exp.Alter) and tree.kind == "TABLE" and "rollback" not in name:
+            # ALTER TABLE .. ADD (columns): a later migration's additive columns
+            for col in tree.find_all(exp.ColumnDef):
+                tables[tree.this.name][col.name] = col.args["kind"].sql(dialect="oracle")
     return tables
 
 

@@ -91,10 +91,13 @@ def start_pump(
     batch: int = 200,
     ttl: float = 2.0,
     env: dict[str, str] | None = None,
+    extra: Sequence[str] = (),
 ) -> subprocess.Popen[str]:
-    """Start tests/pump/pump_process.py; stdout (the stats JSON) is captured."""
+    """Start tests/pump/pump_process.py; stdout (the stats JSON) is captured. *extra*:
+    more options (the gap settings)."""
     argv = [sys.executable, str(PUMP_SCRIPT), "--pg", pg, "--inbox", inbox_dsn]
     argv += ["--table", table, "--batch", str(batch), "--ttl", str(ttl), "--poll", "0.1"]
+    argv += list(extra)
     if holder:
         argv += ["--holder", holder]
     if until_idle:

@@ -2,6 +2,7 @@
 
     python tests/pump/pump_process.py --pg DSN --inbox DSN --table cminmsgs \
         [--holder NAME] [--until-idle] [--batch 200] [--ttl 2] [--poll 0.2]
+        [--gap-grace S] [--gap-horizon S] [--gap-reconcile S] [--no-gaps]
 
 ``--inbox`` is a ``mysql://`` DSN (MySqlInbox) or a PostgreSQL DSN (PgInbox). On exit it
 prints the pump's stats as one JSON line. Fault points (environment):
@@ -28,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from flightstate_core.config import CoreConfig
+from flightstate_core.gaps import GapSettings
 from flightstate_core.ports import Inbox
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_mysql import MySqlInbox
@@ -46,6 +48,10 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--ttl", type=float, default=2.0)
     parser.add_argument("--poll", type=float, default=0.2)
+    parser.add_argument("--gap-grace", type=float, default=GapSettings().grace)
+    parser.add_argument("--gap-horizon", type=float, default=GapSettings().horizon)
+    parser.add_argument("--gap-reconcile", type=float, default=GapSettings().reconcile_every)
+    parser.add_argument("--no-gaps", action="store_true")
     return parser.parse_args(argv)
 
 
@@ -89,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         retry=Backoff(0.05, 1.0),
         backfill_retry=Backoff(0.05, 1.0),
         stop_when_idle=args.until_idle,
+        gaps=GapSettings(
+            enabled=not args.no_gaps, grace=args.gap_grace, horizon=args.gap_horizon,
+            late_poll=min(1.0, args.gap_grace), reconcile_every=args.gap_reconcile,
+        ),
     )
     pump = Pump(
         processor=ServiceProcessor(store, config),
@@ -109,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "transient_errors": stats.transient_errors,
         "leadership_changes": stats.leadership_changes,
         "cursor": stats.cursor,
+        "late_rows": stats.late_rows,
+        "gaps_abandoned": stats.gaps_abandoned,
         "last_error": stats.last_error,
     }
     print(json.dumps(summary), flush=True)

@@ -1,0 +1,26 @@
+-- flightstate Oracle 11g schema, version 0005 (mirrors flightstate_pg 0007_inbox_gaps):
+-- gap-aware inbox reading. Additive only (review F6): one new table and three columns with
+-- a constant default (11g adds a NOT NULL column with a default as a dictionary change,
+-- no row is rewritten).
+-- INBOX_GAP: open gaps of an inbox, ids LOW_ID..HIGH_ID (inclusive) missing below its
+-- cursor since FIRST_SEEN_AT, written in the transaction of the batch that went past them.
+-- depends: 0004.outbox_watermark
+
+CREATE TABLE INBOX_GAP (
+  INBOX_NAME VARCHAR2(64 BYTE) NOT NULL,
+  LOW_ID NUMBER(19) NOT NULL,
+  HIGH_ID NUMBER(19) NOT NULL,
+  FIRST_SEEN_AT TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+  CONSTRAINT INBOX_GAP_PK PRIMARY KEY (INBOX_NAME, LOW_ID),
+  CONSTRAINT INBOX_GAP_RANGE_CK CHECK (LOW_ID <= HIGH_ID)
+);
+
+ALTER TABLE INBOX_CURSOR ADD (
+  LATE_ROWS NUMBER(19) DEFAULT 0 NOT NULL,
+  GAPS_ABANDONED NUMBER(19) DEFAULT 0 NOT NULL
+);
+
+ALTER TABLE PROC_STATE ADD (
+  LATE NUMBER(1) DEFAULT 0 NOT NULL,
+  CONSTRAINT PROC_STATE_LATE_CK CHECK (LATE IN (0, 1))
+);
