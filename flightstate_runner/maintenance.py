@@ -16,12 +16,13 @@ from zoneinfo import ZoneInfo
 import click
 
 from flightstate_core.errors import ConfigError
-from flightstate_runner.config import RunnerConfig
+from flightstate_runner.config import RunnerConfig, check_number
 from flightstate_runner.wiring import require
 
 __all__ = ["register"]
 
 Loader = Callable[..., RunnerConfig]
+_MAX_DAYS = 3650.0  # as the FLIGHTSTATE_RETENTION_DAYS / QUIET_DAYS settings
 
 
 def _store(config: RunnerConfig, command: str) -> Any:
@@ -65,6 +66,10 @@ def _register_cleanup(cli: click.Group, command: Callable[..., Any], load: Loade
         from flightstate_pg.lifecycle import run_cleanup  # noqa: PLC0415
 
         config = load(ctx)
+        check_number("--retention-days", retention_days, 0, _MAX_DAYS, low_open=False)
+        check_number("--quiet-days", quiet_days, 0, _MAX_DAYS, low_open=False)
+        if limit is not None:
+            check_number("--limit", limit, 0, 10**9, low_open=True)
         policy = RetentionPolicy(retention=timedelta(days=retention_days),
                                  quiet_period=timedelta(days=quiet_days))  # fmt: skip
         store = _store(config, "cleanup")
@@ -119,6 +124,8 @@ def _register_requests(cli: click.Group, command: Callable[..., Any], load: Load
         )
 
         config = load(ctx)
+        check_number("--timeout-minutes", timeout_minutes, 0, 7 * 24 * 60, low_open=True)
+        check_number("--max-attempts", max_attempts, 0, 1000, low_open=True)
         store, now = _store(config, "requests"), datetime.now(UTC)
         try:
             matched = reconcile_responses(store, config.core(), now=now)

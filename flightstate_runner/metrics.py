@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from wsgiref.simple_server import WSGIServer
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 __all__ = ["RunnerMetrics"]
@@ -12,6 +14,7 @@ class RunnerMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self._server: WSGIServer | None = None
         r = self.registry
         self.messages = Counter(
             "flightstate_messages", "Inbox messages finished, by outcome", ["outcome"], registry=r
@@ -63,6 +66,19 @@ class RunnerMetrics:
             "flightstate_housekeeping_failures", "Failed housekeeping runs", ["task"], registry=r
         )
 
-    def serve(self, port: int) -> None:
-        """Expose ``/metrics`` on this port (daemon thread)."""
-        start_http_server(port, registry=self.registry)
+    def serve(self, port: int, address: str = "127.0.0.1") -> tuple[str, int]:
+        """Expose ``/metrics`` on *address*:*port* (daemon thread). Loopback by default:
+        the endpoint has no authentication, so reaching it from other hosts is a choice
+        (``FLIGHTSTATE_METRICS_BIND=0.0.0.0``), never an accident. Returns the bound
+        (address, port)."""
+        server, _thread = start_http_server(port, addr=address, registry=self.registry)
+        self._server = server
+        host, bound = server.server_address[:2]
+        return str(host), int(bound)
+
+    def close(self) -> None:
+        """Stop serving ``/metrics`` (if serving)."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
