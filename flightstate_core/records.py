@@ -27,6 +27,9 @@ class InboxRow:
     message_id: int  # CMINMSGS_ID
     raw: str
     received_at: datetime | None = None
+    #: The text's byte length when it was NOT read because it is over the message limit
+    #: (``flightstate_core.budget``); ``raw`` is then empty and the message is DEAD.
+    size: int | None = None
 
 
 @frozen

@@ -78,6 +78,9 @@ def decode_row(row: InboxRow, config: CoreConfig) -> Decoded:
     """Decode one inbox row; a ProtocolError is returned as ``Undecodable``, not raised."""
     from flightstate_core.codec import decode, decode_envelope  # noqa: PLC0415 - lazy
 
+    if row.size is not None:  # left unread by the inbox: over the limit (as the codec says)
+        reason = f"message is {row.size} bytes, over the {config.max_message_bytes} limit"
+        return Undecodable(ProtocolError("/", reason))
     try:
         message: Message = decode(row.raw, config)
     except ProtocolError as exc:

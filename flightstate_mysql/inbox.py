@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 import pymysql
 
+from flightstate_core.budget import ReadBudget, ReadPlan
 from flightstate_core.lazy import LazyConnection
 from flightstate_core.operations import backfill_values, local_aware, local_naive
 from flightstate_core.records import BackfillIntent, InboxRow
@@ -32,9 +33,16 @@ if TYPE_CHECKING:  # the driver's Connection is generic only in its type stubs
 
     Connection: TypeAlias = pymysql.connections.Connection[Any]
 
-_SELECT = (
-    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
+# A read is two statements (``flightstate_core.budget``): ids and byte lengths of the next
+# rows (no text travels), then the texts of the planned prefix; a text over the message
+# limit is not sent (NULL), only its length.
+_SIZES = (
+    "SELECT CMINMSGS_ID, LENGTH(CMINMSGS_CLOB_MSG) FROM `{table}`"
     " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
+)
+_FETCH = (
+    "SELECT CMINMSGS_ID, CASE WHEN LENGTH(CMINMSGS_CLOB_MSG) <= %s THEN CMINMSGS_CLOB_MSG END,"
+    " CMINMSGS_DATE_RECEIVED FROM `{table}` WHERE CMINMSGS_ID IN %s ORDER BY CMINMSGS_ID"
 )
 # One UPDATE for many rows: PyMySQL's executemany runs an UPDATE once per row (a round
 # trip each), so the rows travel as a derived table of bound values joined on the id.
@@ -81,6 +89,7 @@ class MySqlInbox:
         local_tz: ZoneInfo | str = "Asia/Shanghai",
         connect_timeout: int = 5,
         read_timeout: int = 60,
+        budget: ReadBudget | None = None,
     ) -> None:
         self._table = plain_table(table)
         # Two connections: the pump reads ahead on one while it backfills on the other.
@@ -91,14 +100,27 @@ class MySqlInbox:
             dsn, connect_timeout=connect_timeout, read_timeout=read_timeout
         )
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
-        self._select = _SELECT.format(table=table)
+        self._budget = budget or ReadBudget()
+        self._sizes = _SIZES.format(table=table)
+        self._fetch = _FETCH.format(table=table)
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
-        """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
+        """Rows with CMINMSGS_ID > cursor in id order (at most *limit* rows and the budget's
+        bytes; see ``flightstate_core.budget``); never modifies one."""
         with mysql_errors("read cminmsgs"), self._reader.use() as conn, conn.cursor() as cur:
-            cur.execute(self._select, (cursor, limit))
+            cur.execute(self._sizes, (cursor, limit))
+            plan = self._budget.plan([(int(r[0]), r[1]) for r in cur.fetchall()])
+            if not plan.ids:
+                return []
+            cur.execute(self._fetch, (self._budget.max_message_bytes, tuple(plan.ids)))
             rows = cur.fetchall()
-        return [InboxRow(int(r[0]), _text(r[1]), local_aware(r[2], self._tz)) for r in rows]
+        return [self._row(r, plan) for r in rows]
+
+    def _row(self, values: Sequence[Any], plan: ReadPlan) -> InboxRow:
+        message_id, text, received = int(values[0]), values[1], values[2]
+        size = plan.oversize.get(message_id)
+        raw = "" if size is not None or text is None else _text(text)
+        return InboxRow(message_id, raw, local_aware(received, self._tz), size)
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
         """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns in one transaction; idempotent."""

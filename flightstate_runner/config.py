@@ -18,6 +18,7 @@ from typing import Any
 
 from attrs import evolve, field, fields, frozen
 
+from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES
 from flightstate_core.config import CoreConfig
 from flightstate_core.dsn import check_url_credentials, redact
 from flightstate_core.errors import ConfigError
@@ -146,7 +147,9 @@ class RunnerConfig:
     topic_schd: str = "schd"
     topic_msg: str = "msg"
     batch_size: int = field(default=1000, validator=_positive(100_000))
-    batch_max_bytes: int = field(default=64 * _MIB, validator=_range(_MIB, 4096 * _MIB))
+    batch_max_bytes: int = field(
+        default=DEFAULT_BATCH_MAX_BYTES, validator=_range(_MIB, 4096 * _MIB)
+    )
     backoff_initial: float = field(default=0.2, validator=_positive(3600))
     backoff_max: float = field(default=10.0, validator=_positive(3600))
     max_unexpected_attempts: int = field(default=3, validator=_positive(1000))

@@ -11,6 +11,7 @@ from typing import Any
 
 from attrs import define
 
+from flightstate_core.budget import ReadBudget
 from flightstate_core.errors import ConfigError
 from flightstate_core.ports import Inbox
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
@@ -28,6 +29,7 @@ __all__ = [
     "kafka_settings",
     "open_services",
     "provision",
+    "read_budget",
     "require",
 ]
 
@@ -42,18 +44,25 @@ def require(config: RunnerConfig, name: str, command: str) -> str:
     return str(value)
 
 
+def read_budget(config: RunnerConfig) -> ReadBudget:
+    """Bytes per inbox read (``batch_max_bytes``) and the size over which a message's text
+    is not read at all (the codec's ``max_message_bytes``)."""
+    return ReadBudget(config.batch_max_bytes, config.core().max_message_bytes)
+
+
 def _inbox(config: RunnerConfig, pg_dsn: str) -> Inbox:
+    budget = read_budget(config)
     if config.mysql_dsn:
         from flightstate_mysql import MySqlInbox  # noqa: PLC0415 - only with a MySQL inbox
 
         try:
             return MySqlInbox(config.mysql_dsn, table=config.inbox_table,
-                              local_tz=config.airport_tz)  # fmt: skip
+                              local_tz=config.airport_tz, budget=budget)  # fmt: skip
         except ValueError as exc:
             raise ConfigError(f"mysql_dsn: {exc}") from exc
     from flightstate_pg.inbox import PgInbox  # noqa: PLC0415
 
-    return PgInbox(pg_dsn, table=config.inbox_table, local_tz=config.airport_tz)
+    return PgInbox(pg_dsn, table=config.inbox_table, local_tz=config.airport_tz, budget=budget)
 
 
 @define
