@@ -6,9 +6,21 @@ the end-to-end pump test: each case is (name, raw XML, the XPath its ProtocolErr
 
 from __future__ import annotations
 
+import random
+import string
+
 from flightstate_core.limits import FLID_MAX_BYTES, INDEXED_VALUE_MAX_BYTES
 
 DECL = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+_RANDOM = random.Random(18)
+
+
+def noise(alphabet: str, length: int) -> str:
+    """Deterministic random text: a database cannot compress it below its index limit (a
+    run of one repeated character would compress and hide the problem)."""
+    return "".join(_RANDOM.choices(alphabet, k=length))
+
 
 #: 22 Chinese characters: 66 UTF-8 bytes (over Oracle's 64-byte MSG_STYP, under 64 chars).
 CHINESE_22 = "航" * 22
@@ -41,8 +53,8 @@ def remark(flid: str = "9001", text: str = "ok", **meta: str) -> str:
     return flop("REMC", f"<REMC>{text}</REMC>", flid, **meta)
 
 
-_LONG_FLID = "9" * (FLID_MAX_BYTES + 1)
-_LONG_CODE = "G" * (INDEXED_VALUE_MAX_BYTES + 1)
+_LONG_FLID = noise(string.digits, FLID_MAX_BYTES + 1)
+_LONG_CODE = noise(string.ascii_uppercase, INDEXED_VALUE_MAX_BYTES + 1)
 _CHINESE_CODE = "门" * (INDEXED_VALUE_MAX_BYTES // 3 + 1)  # 134 characters, 402 bytes
 
 
@@ -52,17 +64,18 @@ def _collection(code: str, seq_attr: str, child: str, value: str) -> tuple[str, 
 
 
 OVERSIZE_CASES: tuple[tuple[str, str, str], ...] = (
-    ("seqn_3000_digits", remark(seqn="7" * 3000), "/MSG/META/SEQN"),
+    ("seqn_3000_digits", remark(seqn=noise(string.digits, 3000)), "/MSG/META/SEQN"),
     ("seqn_19_digits", remark(seqn="9" * 19), "/MSG/META/SEQN"),
-    ("sndr_6000", remark(sndr="S" * 6000), "/MSG/META/SNDR"),
+    ("sndr_6000", remark(sndr=noise(string.ascii_letters, 6000)), "/MSG/META/SNDR"),
     ("sndr_chinese_22", remark(sndr=CHINESE_22), "/MSG/META/SNDR"),
-    ("styp_unknown_6000", flop("X" * 6000, "<REMC>x</REMC>"), "/MSG/META/STYP"),
+    ("styp_unknown_6000", flop(noise(string.ascii_uppercase, 6000), "<REMC>x</REMC>"),
+     "/MSG/META/STYP"),
     ("styp_65_bytes", flop("X" * 65, "<REMC>x</REMC>"), "/MSG/META/STYP"),
     ("styp_chinese_22", flop(CHINESE_22, "<REMC>x</REMC>"), "/MSG/META/STYP"),
-    ("type_6000", message("<X/>", type_="T" * 6000), "/MSG/META/TYPE"),
+    ("type_6000", message("<X/>", type_=noise(string.ascii_uppercase, 6000)), "/MSG/META/TYPE"),
     ("dttm_year_0001", remark(dttm="00010101000000"), "/MSG/META/DTTM"),
     ("dttm_year_9999", remark(dttm="99991231235959"), "/MSG/META/DTTM"),
-    ("flop_flid_2705", remark(flid="1" * 2705), "/MSG/FLOP[1]/FLID"),
+    ("flop_flid_2705", remark(flid=noise(string.digits, 2705)), "/MSG/FLOP[1]/FLID"),
     ("flop_flid_65", remark(flid=_LONG_FLID), "/MSG/FLOP[1]/FLID"),
     ("flop_flid_chinese_22", remark(flid=CHINESE_22), "/MSG/FLOP[1]/FLID"),
     (
