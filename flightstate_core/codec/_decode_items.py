@@ -146,7 +146,13 @@ def _item(
     if not found and not element.attrib:
         return None
     order = table.children.order
-    return Item(ordinal, seq, tuple([(code, found[code]) for code in order if code in found]))
+    shared = values.shared
+    pairs = tuple([shared.setdefault(pair, pair) for pair in _pairs(order, found)])
+    return Item(ordinal, seq, shared.setdefault(pairs, pairs))
+
+
+def _pairs(order: tuple[str, ...], found: dict[str, str]) -> list[tuple[str, str]]:
+    return [(code, found[code]) for code in order if code in found]
 
 
 def decode_collection(
