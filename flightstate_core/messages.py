@@ -8,6 +8,7 @@ from datetime import datetime
 from attrs import field, frozen
 
 from flightstate_core.items import DocItem, Item
+from flightstate_core.limits import bounded_key
 from flightstate_core.values import Clear, Set
 
 __all__ = [
@@ -31,7 +32,9 @@ DocumentValue = Clear | tuple[DocItem, ...]
 
 @frozen
 class Envelope:
-    """The META block. ``identity_key`` is SNDR|TYPE|STYP|SEQN (spec §1)."""
+    """The META block. ``identity_key`` is SNDR|TYPE|STYP|SEQN (spec §1), stored bounded:
+    the codec keeps every part short, and a longer key (an envelope built elsewhere) is
+    replaced by its SHA-256 (``limits.bounded_key``), so it always fits PROC_STATE."""
 
     sndr: str
     seqn: str
@@ -42,7 +45,7 @@ class Envelope:
 
     @property
     def identity_key(self) -> str:
-        return f"{self.sndr}|{self.type}|{self.styp}|{self.seqn}"
+        return bounded_key(f"{self.sndr}|{self.type}|{self.styp}|{self.seqn}")
 
 
 @frozen

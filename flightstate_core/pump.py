@@ -77,8 +77,13 @@ class Backoff:
     factor: float = 2.0
 
     def delay(self, attempt: int) -> float:
-        """Seconds to wait before retry number *attempt* (1-based)."""
-        return float(min(self.maximum, self.initial * self.factor ** max(0, attempt - 1)))
+        """Seconds to wait before retry number *attempt* (1-based). A head that fails for
+        hours reaches attempt numbers where ``factor ** n`` overflows a float: the delay is
+        then simply the maximum (the pump must not die of its own back-off)."""
+        try:
+            return float(min(self.maximum, self.initial * self.factor ** max(0, attempt - 1)))
+        except OverflowError:
+            return float(self.maximum)
 
 
 @frozen
@@ -252,6 +257,7 @@ class Pump:
         self._idle_since: float | None = None
         # One flush at a time: the background backfiller and the loop's idle/shutdown flush.
         self._backfill_lock = threading.Lock()
+        self._backfiller: _Backfiller | None = None  # while leading, when pipelined
         self.stats = PumpStats()
         self._gaps: GapKeeper | None = None
 
@@ -349,6 +355,7 @@ class Pump:
             prepare = getattr(self._processor, "prepare", None)  # optional: decode ahead
             ahead = _ReadAhead(self._inbox, self.settings.batch_size, prepare)
         backfiller = _Backfiller(self._background_flush) if pipelined else None
+        self._backfiller = backfiller
         try:
             while not self._stop.is_set():
                 self._renew_if_due(epoch)
@@ -360,17 +367,14 @@ class Pump:
                     self._idle_since = None
                     if ahead is not None:
                         ahead.start(rows[-1].message_id)
-                    cursor = self._apply(rows, epoch)
+                    cursor = self._apply(rows, epoch)  # backfills after each commit
                     self._gaps_committed(rows, cursor)
-                    if backfiller is not None:
-                        backfiller.poke()
-                    else:
-                        self._flush_backfills()
                     continue
                 self._idle(cursor, epoch, held)
         finally:
             if ahead is not None:
                 ahead.close()
+            self._backfiller = None
             if backfiller is not None:
                 backfiller.stop()
 
@@ -620,6 +624,16 @@ class Pump:
             self.stats.lag_seconds = max(0.0, age)
         if self._after_commit is not None:
             self._after_commit([row.message_id for row in rows])
+        self._backfill_committed()
+
+    def _backfill_committed(self) -> None:
+        """Backfill after every commit, not after the whole batch: when the batch falls
+        back to one message at a time and a later message keeps failing, the messages
+        committed before it are still backfilled (never held hostage by it)."""
+        if self._backfiller is not None:
+            self._backfiller.poke()
+        else:
+            self._flush_backfills()
 
     def _retry_transient(self, call: Callable[[], _T], epoch: int) -> _T:
         attempt = 0

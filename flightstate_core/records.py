@@ -43,6 +43,9 @@ class InboxRow:
     received_at: datetime | None = None
     late: bool = False
     gaps_below: tuple[GapRange, ...] = ()
+    #: The text's byte length when it was NOT read because it is over the message limit
+    #: (``flightstate_core.budget``); ``raw`` is then empty and the message is DEAD.
+    size: int | None = None
 
 
 @frozen

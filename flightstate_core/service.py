@@ -29,6 +29,7 @@ from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Decision, DecisionContext, Outcome
 from flightstate_core.errors import ProtocolError
 from flightstate_core.handlers import decide, message_flids, needed_flids
+from flightstate_core.limits import ENVELOPE_TEXT_MAX_BYTES, bounded_display
 from flightstate_core.messages import Envelope, Message, ScheduleMessage
 from flightstate_core.ports import ArchivedVersions, StateStore, StateTransaction
 from flightstate_core.records import (
@@ -77,6 +78,9 @@ def decode_row(row: InboxRow, config: CoreConfig) -> Decoded:
     """Decode one inbox row; a ProtocolError is returned as ``Undecodable``, not raised."""
     from flightstate_core.codec import decode, decode_envelope  # noqa: PLC0415 - lazy
 
+    if row.size is not None:  # left unread by the inbox: over the limit (as the codec says)
+        reason = f"message is {row.size} bytes, over the {config.max_message_bytes} limit"
+        return Undecodable(ProtocolError("/", reason))
     try:
         message: Message = decode(row.raw, config)
     except ProtocolError as exc:
@@ -202,8 +206,8 @@ def build_processed(
         message_id=row.message_id,
         identity_key=env.identity_key if env is not None else None,
         payload_digest=_digest(message, row) if message is not None else None,
-        type=env.type if env is not None else None,
-        styp=env.styp if env is not None else None,
+        type=bounded_display(env.type, ENVELOPE_TEXT_MAX_BYTES) if env is not None else None,
+        styp=bounded_display(env.styp, ENVELOPE_TEXT_MAX_BYTES) if env is not None else None,
         status=decision.outcome,
         reason=_reason(decision),
         attempts=attempts,

@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from flightstate_core.dsn import check_url_credentials
+
 __all__ = ["parse_mysql_dsn"]
 
 _SCHEMES = frozenset({"mysql", "mysql+pymysql", "mariadb"})
@@ -24,13 +26,24 @@ _DEFAULT_PORT = 3306
 
 
 def parse_mysql_dsn(dsn: str) -> dict[str, Any]:
-    """Return PyMySQL ``connect()`` kwargs for *dsn*; raise ``ValueError`` if it is not one."""
-    parts = urlsplit(dsn)
+    """Return PyMySQL ``connect()`` kwargs for *dsn*; raise ``ValueError`` if it is not one.
+
+    The user and password end at the last ``@`` (``flightstate_core.dsn``: where the
+    redactor hides them); a raw ``/``, ``?``, ``#`` or space in them is refused. Error
+    messages never quote the DSN, which may hold a password.
+    """
+    try:
+        parts = urlsplit(dsn)
+        port = parts.port
+    except ValueError:
+        raise ValueError("not a valid mysql:// URL (host or port)") from None
     if parts.scheme not in _SCHEMES:
-        raise ValueError(f"not a mysql:// DSN: {parts.scheme!r} scheme")
+        schemes = ", ".join(sorted(f"{s}://" for s in _SCHEMES))
+        raise ValueError(f"not a mysql:// DSN (expected {schemes})")
+    check_url_credentials(dsn, raw_at=True)
     kwargs: dict[str, Any] = {
         "host": parts.hostname or "127.0.0.1",
-        "port": parts.port or _DEFAULT_PORT,
+        "port": port or _DEFAULT_PORT,
         "charset": "utf8mb4",
     }
     if parts.username:
@@ -49,6 +62,8 @@ def _query_options(query: str) -> dict[str, Any]:
     for key, values in parse_qs(query, keep_blank_values=True).items():
         value = values[-1]
         if key in _INT_OPTIONS:
+            if not (value.isascii() and value.isdigit()):
+                raise ValueError(f"mysql DSN option {key!r} is not a whole number")
             options[key] = int(value)
         elif key in _STR_OPTIONS:
             options[key] = value

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 import pymysql
 
+from flightstate_core.budget import ReadBudget, ReadPlan
 from flightstate_core.lazy import LazyConnection
 from flightstate_core.operations import backfill_values, local_aware, local_naive
 from flightstate_core.records import BackfillIntent, InboxRow
@@ -36,21 +37,32 @@ if TYPE_CHECKING:  # the driver's Connection is generic only in its type stubs
 
     Connection: TypeAlias = pymysql.connections.Connection[Any]
 
-_SELECT = (
-    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
+# A read is two statements (``flightstate_core.budget``): ids and byte lengths of the next
+# rows (no text travels), then the texts of the planned prefix; a text over the message
+# limit is not sent (NULL), only its length.
+_SIZES = (
+    "SELECT CMINMSGS_ID, LENGTH(CMINMSGS_CLOB_MSG) FROM `{table}`"
     " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
 )
 # Gap look-ups (flightstate_core.gaps): the ranges become one OR of BETWEENs on the
 # primary key, which MySQL/MariaDB read as a set of range scans (at most 100 per query).
+# They are few rows (late ones), read in one statement; a text over the message limit is
+# still not sent, only its length.
 _SELECT_RANGES = (
-    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
+    "SELECT CMINMSGS_ID, CASE WHEN LENGTH(CMINMSGS_CLOB_MSG) <= %s THEN CMINMSGS_CLOB_MSG END,"
+    " CMINMSGS_DATE_RECEIVED, LENGTH(CMINMSGS_CLOB_MSG) FROM `{table}`"
     " WHERE {ranges} ORDER BY CMINMSGS_ID LIMIT %s"
 )
 _RANGE = "CMINMSGS_ID BETWEEN %s AND %s"
 _SELECT_UNPROCESSED = (
-    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM `{table}`"
+    "SELECT CMINMSGS_ID, CASE WHEN LENGTH(CMINMSGS_CLOB_MSG) <= %s THEN CMINMSGS_CLOB_MSG END,"
+    " CMINMSGS_DATE_RECEIVED, LENGTH(CMINMSGS_CLOB_MSG) FROM `{table}`"
     " WHERE CMINMSGS_ID > %s AND CMINMSGS_ID <= %s AND CMINMSGS_DATE_PROCESSED IS NULL"
     " ORDER BY CMINMSGS_ID LIMIT %s"
+)
+_FETCH = (
+    "SELECT CMINMSGS_ID, CASE WHEN LENGTH(CMINMSGS_CLOB_MSG) <= %s THEN CMINMSGS_CLOB_MSG END,"
+    " CMINMSGS_DATE_RECEIVED FROM `{table}` WHERE CMINMSGS_ID IN %s ORDER BY CMINMSGS_ID"
 )
 # One UPDATE for many rows: PyMySQL's executemany runs an UPDATE once per row (a round
 # trip each), so the rows travel as a derived table of bound values joined on the id.
@@ -105,6 +117,7 @@ class MySqlInbox:
         connect_timeout: int = 5,
         read_timeout: int = 60,
         lock_wait_timeout: int = 5,
+        budget: ReadBudget | None = None,
     ) -> None:
         if not 1 <= lock_wait_timeout <= 3600:  # noqa: PLR2004 - MariaDB's range is 1..1073741824
             raise ValueError(f"lock_wait_timeout: 1..3600 s, got {lock_wait_timeout!r}")
@@ -118,15 +131,28 @@ class MySqlInbox:
             lock_wait_timeout=lock_wait_timeout,
         )
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
-        self._select = _SELECT.format(table=table)
         self._select_unprocessed = _SELECT_UNPROCESSED.format(table=table)
+        self._budget = budget or ReadBudget()
+        self._sizes = _SIZES.format(table=table)
+        self._fetch = _FETCH.format(table=table)
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
-        """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
+        """Rows with CMINMSGS_ID > cursor in id order (at most *limit* rows and the budget's
+        bytes; see ``flightstate_core.budget``); never modifies one."""
         with mysql_errors("read cminmsgs"), self._reader.use() as conn, conn.cursor() as cur:
-            cur.execute(self._select, (cursor, limit))
+            cur.execute(self._sizes, (cursor, limit))
+            plan = self._budget.plan([(int(r[0]), r[1]) for r in cur.fetchall()])
+            if not plan.ids:
+                return []
+            cur.execute(self._fetch, (self._budget.max_message_bytes, tuple(plan.ids)))
             rows = cur.fetchall()
-        return [InboxRow(int(r[0]), _text(r[1]), local_aware(r[2], self._tz)) for r in rows]
+        return [self._row(r, plan) for r in rows]
+
+    def _row(self, values: Sequence[Any], plan: ReadPlan) -> InboxRow:
+        message_id, text, received = int(values[0]), values[1], values[2]
+        size = plan.oversize.get(message_id)
+        raw = "" if size is not None or text is None else _text(text)
+        return InboxRow(message_id, raw, local_aware(received, self._tz), size=size)
 
     def read_ranges(self, ranges: Sequence[tuple[int, int]], limit: int) -> list[InboxRow]:
         """Rows whose id lies in one of the inclusive (low, high) ranges, id order."""
@@ -135,17 +161,20 @@ class MySqlInbox:
         where = " OR ".join([_RANGE] * len(ranges))
         query = _SELECT_RANGES.format(table=self._table, ranges=where)
         params = [bound for pair in ranges for bound in pair]
-        return self._fetch("read cminmsgs gaps", query, (*params, limit))
+        return self._read_late("read cminmsgs gaps", query, (*params, limit))
 
     def read_unprocessed(self, after: int, upto: int, limit: int) -> list[InboxRow]:
         """Rows with after < id <= upto and no DATE_PROCESSED, id order (a key range scan)."""
-        return self._fetch("reconcile cminmsgs", self._select_unprocessed, (after, upto, limit))
+        return self._read_late(
+            "reconcile cminmsgs", self._select_unprocessed, (after, upto, limit)
+        )
 
-    def _fetch(self, what: str, query: str, params: Sequence[object]) -> list[InboxRow]:
+    def _read_late(self, what: str, query: str, params: Sequence[object]) -> list[InboxRow]:
+        limit = self._budget.max_message_bytes
         with mysql_errors(what), self._reader.use() as conn, conn.cursor() as cur:
-            cur.execute(query, params)
+            cur.execute(query, (limit, *params))
             rows = cur.fetchall()
-        return [InboxRow(int(r[0]), _text(r[1]), local_aware(r[2], self._tz)) for r in rows]
+        return [_late_row(r, limit, self._tz) for r in rows]
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
         """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns in one transaction; idempotent."""
@@ -196,6 +225,15 @@ class _WallTexts:
         if text is None:
             text = self._texts[key] = str(local_naive(value, self._zone))  # whole seconds
         return text
+
+
+def _late_row(values: Sequence[Any], limit: int, zone: ZoneInfo) -> InboxRow:
+    """A row of a gap look-up; over the message limit: no text, its size (then DEAD)."""
+    message_id, text, received, length = int(values[0]), values[1], values[2], values[3]
+    over = length is not None and int(length) > limit
+    raw = "" if over or text is None else _text(text)
+    return InboxRow(message_id, raw, local_aware(received, zone),
+                    size=int(length) if over else None)
 
 
 def _text(value: object) -> str:

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 import psycopg
 from psycopg import sql
 
+from flightstate_core.budget import ReadBudget, ReadPlan
 from flightstate_core.operations import backfill_values, local_aware
 from flightstate_core.records import BackfillIntent, InboxRow
 from flightstate_pg._errors import translated
@@ -39,22 +40,33 @@ CREATE TABLE IF NOT EXISTS {table} (
   CMINMSGS_STATUS varchar(20)
 )
 """
-_SELECT = (
-    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM {table}"
+# A read is two statements (``flightstate_core.budget``): ids and byte lengths of the next
+# rows (octet_length reads the stored length, no text travels), then the texts of the planned
+# prefix; a text over the message limit is not sent (NULL), only its length.
+_SIZES = (
+    "SELECT CMINMSGS_ID, octet_length(CMINMSGS_CLOB_MSG) FROM {table}"
     " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
 )
 # Gap look-ups (flightstate_core.gaps): one primary-key range scan per open gap, bounded.
+# Few rows (late ones), one statement; a text over the message limit is still not sent.
 _SELECT_RANGES = (
-    "SELECT t.CMINMSGS_ID, t.CMINMSGS_CLOB_MSG, t.CMINMSGS_DATE_RECEIVED"
-    " FROM unnest(%s::bigint[], %s::bigint[]) AS g(lo, hi) CROSS JOIN LATERAL ("
-    " SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM {table}"
-    " WHERE CMINMSGS_ID BETWEEN g.lo AND g.hi ORDER BY CMINMSGS_ID LIMIT %s) AS t"
-    " ORDER BY t.CMINMSGS_ID LIMIT %s"
+    "SELECT t.* FROM unnest(%(lows)s::bigint[], %(highs)s::bigint[]) AS g(lo, hi)"
+    " CROSS JOIN LATERAL (SELECT CMINMSGS_ID, CASE WHEN octet_length(CMINMSGS_CLOB_MSG)"
+    " <= %(max)s THEN CMINMSGS_CLOB_MSG END, CMINMSGS_DATE_RECEIVED,"
+    " octet_length(CMINMSGS_CLOB_MSG) FROM {table}"
+    " WHERE CMINMSGS_ID BETWEEN g.lo AND g.hi ORDER BY CMINMSGS_ID LIMIT %(limit)s) AS t"
+    " ORDER BY 1 LIMIT %(limit)s"
 )
 _SELECT_UNPROCESSED = (
-    "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED FROM {table}"
-    " WHERE CMINMSGS_ID > %s AND CMINMSGS_ID <= %s AND CMINMSGS_DATE_PROCESSED IS NULL"
-    " ORDER BY CMINMSGS_ID LIMIT %s"
+    "SELECT CMINMSGS_ID, CASE WHEN octet_length(CMINMSGS_CLOB_MSG) <= %(max)s"
+    " THEN CMINMSGS_CLOB_MSG END, CMINMSGS_DATE_RECEIVED, octet_length(CMINMSGS_CLOB_MSG)"
+    " FROM {table} WHERE CMINMSGS_ID > %(after)s AND CMINMSGS_ID <= %(upto)s"
+    " AND CMINMSGS_DATE_PROCESSED IS NULL ORDER BY CMINMSGS_ID LIMIT %(limit)s"
+)
+_FETCH = (
+    "SELECT CMINMSGS_ID, CASE WHEN octet_length(CMINMSGS_CLOB_MSG) <= %s"
+    " THEN CMINMSGS_CLOB_MSG END, CMINMSGS_DATE_RECEIVED FROM {table}"
+    " WHERE CMINMSGS_ID = ANY(%s) ORDER BY CMINMSGS_ID"
 )
 # One statement for a whole batch of backfills (arrays, one per column, in the order of
 # ``backfill_values``): a statement per row cost the store's own server ~1,000 executions per
@@ -122,9 +134,12 @@ class PgInbox:
         table: str = "cminmsgs",
         local_tz: ZoneInfo | str = "Asia/Shanghai",
         connect_timeout: int = 5,
+        budget: ReadBudget | None = None,
     ) -> None:
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
-        self._select = sql.SQL(_SELECT).format(table=_ident(table))
+        self._budget = budget or ReadBudget()
+        self._sizes = sql.SQL(_SIZES).format(table=_ident(table))
+        self._fetch = sql.SQL(_FETCH).format(table=_ident(table))
         self._backfill = sql.SQL(_BACKFILL).format(table=_ident(table))
         self._select_ranges = sql.SQL(_SELECT_RANGES).format(table=_ident(table))
         self._select_unprocessed = sql.SQL(_SELECT_UNPROCESSED).format(table=_ident(table))
@@ -133,25 +148,47 @@ class PgInbox:
         self._writer = lazy_connection(dsn, connect_timeout)
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
-        """Rows with CMINMSGS_ID > cursor in id order (at most *limit*); never modifies one."""
+        """Rows with CMINMSGS_ID > cursor in id order (at most *limit* rows and the budget's
+        bytes; see ``flightstate_core.budget``); never modifies one."""
         with translated(), self._reader.use() as conn:
-            rows = conn.execute(self._select, (cursor, limit)).fetchall()
-        return [InboxRow(int(r[0]), str(r[1]), local_aware(r[2], self._tz)) for r in rows]
+            sizes = conn.execute(self._sizes, (cursor, limit)).fetchall()
+            plan = self._budget.plan([(int(r[0]), r[1]) for r in sizes])
+            if not plan.ids:
+                return []
+            rows = conn.execute(self._fetch, (self._budget.max_message_bytes, plan.ids)).fetchall()
+        return [self._row(r, plan) for r in rows]
+
+    def _row(self, values: Sequence[Any], plan: ReadPlan) -> InboxRow:
+        message_id, text, received = int(values[0]), values[1], values[2]
+        size = plan.oversize.get(message_id)
+        raw = "" if size is not None or text is None else str(text)
+        return InboxRow(message_id, raw, local_aware(received, self._tz), size=size)
 
     def read_ranges(self, ranges: Sequence[tuple[int, int]], limit: int) -> list[InboxRow]:
         """Rows whose id lies in one of the inclusive (low, high) ranges, id order."""
         if not ranges:
             return []
         lows, highs = [low for low, _ in ranges], [high for _, high in ranges]
-        with translated(), self._reader.use() as conn:
-            rows = conn.execute(self._select_ranges, (lows, highs, limit, limit)).fetchall()
-        return [InboxRow(int(r[0]), str(r[1]), local_aware(r[2], self._tz)) for r in rows]
+        return self._read_late(self._select_ranges, {"lows": lows, "highs": highs, "limit": limit})
 
     def read_unprocessed(self, after: int, upto: int, limit: int) -> list[InboxRow]:
         """Rows with after < id <= upto and no DATE_PROCESSED, id order (a key range scan)."""
+        return self._read_late(
+            self._select_unprocessed, {"after": after, "upto": upto, "limit": limit}
+        )
+
+    def _read_late(self, query: sql.Composed, params: dict[str, object]) -> list[InboxRow]:
+        """Rows of a gap look-up; over the message limit: no text, its size (then DEAD)."""
+        limit = self._budget.max_message_bytes
         with translated(), self._reader.use() as conn:
-            rows = conn.execute(self._select_unprocessed, (after, upto, limit)).fetchall()
-        return [InboxRow(int(r[0]), str(r[1]), local_aware(r[2], self._tz)) for r in rows]
+            rows = conn.execute(query, {**params, "max": limit}).fetchall()
+        out = []
+        for message_id, text, received, length in rows:
+            over = length is not None and int(length) > limit
+            raw = "" if over or text is None else str(text)
+            size = int(length) if over else None
+            out.append(InboxRow(int(message_id), raw, local_aware(received, self._tz), size=size))
+        return out
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
         """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns in one transaction; idempotent."""

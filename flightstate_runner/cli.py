@@ -150,11 +150,12 @@ def migrate(ctx: click.Context) -> None:
 @cli.command()
 @click.option("--until-idle", is_flag=True, help="Exit 0 once the inbox and outbox are drained.")
 @click.option("--metrics-port", type=int, help="Serve Prometheus /metrics on this port.")
+@click.option("--metrics-bind", help="Address the metrics endpoint binds (default 127.0.0.1).")
 @click.option("--holder", help="Lease holder name (default host:pid).")
 @click.pass_context
 @command
 def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
-        holder: str | None) -> None:  # fmt: skip
+        metrics_bind: str | None, holder: str | None) -> None:  # fmt: skip
     """Pump the inbox, backfill it, and dispatch the outbox to Kafka."""
     from flightstate_core.tuning import tune_gc_for_throughput  # noqa: PLC0415
     from flightstate_runner.loop import Runner  # noqa: PLC0415
@@ -162,14 +163,14 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     from flightstate_runner.probes import ensure_runner_tables  # noqa: PLC0415
     from flightstate_runner.wiring import open_services, require  # noqa: PLC0415
 
-    config = _config(ctx, metrics_port=metrics_port, holder=holder)
+    config = _config(ctx, metrics_port=metrics_port, metrics_bind=metrics_bind, holder=holder)
     require(config, "pg_dsn", "run")
     log.info("starting", extra={"event": "start", "config": config.describe()})
     if config.kafka_bootstrap is None:
         log.warning("no FLIGHTSTATE_KAFKA_BOOTSTRAP: events stay in the outbox")
     metrics = RunnerMetrics()
     if config.metrics_port:
-        metrics.serve(config.metrics_port)
+        metrics.serve(config.metrics_port, config.metrics_bind)
     services = open_services(config)
     tune_gc_for_throughput()  # the pump is this process's whole job (see flightstate_core.tuning)
     try:

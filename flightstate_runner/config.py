@@ -6,6 +6,7 @@ passwords, so anything printed or logged goes through ``redact``.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import re
@@ -17,13 +18,18 @@ from typing import Any
 
 from attrs import evolve, field, fields, frozen
 
+from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES
 from flightstate_core.config import CoreConfig
+from flightstate_core.dsn import check_url_credentials, redact
 from flightstate_core.errors import ConfigError
 from flightstate_core.gaps import GapSettings
 
-__all__ = ["ENV_PREFIX", "RunnerConfig", "load_config", "redact"]
+__all__ = ["ENV_PREFIX", "RunnerConfig", "check_number", "load_config", "redact"]
 
 ENV_PREFIX = "FLIGHTSTATE_"
+_MIB = 1024 * 1024
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_PG_SCHEMES = ("postgresql://", "postgres://")
 
 
 def _cutover(value: str | time) -> time:
@@ -50,14 +56,81 @@ def _level(instance: object, attribute: Any, value: str) -> None:
         raise ConfigError(f"{attribute.name}: {value!r} is not DEBUG/INFO/WARNING/ERROR")
 
 
-def _not_negative(instance: object, attribute: Any, value: float) -> None:
-    if value < 0:
-        raise ConfigError(f"{attribute.name}: must not be negative (0 turns it off), got {value!r}")
+_DAY = 86_400.0
+_YEAR_DAYS = 3650.0  # ten years: a retention longer than that is a typo, not a policy
 
 
-def _positive(instance: object, attribute: Any, value: float) -> None:
-    if value <= 0:
-        raise ConfigError(f"{attribute.name}: must be positive, got {value!r}")
+def check_number(name: str, value: float, low: float, high: float, *, low_open: bool) -> None:
+    """*value* is a finite number in [low, high] ((low, high] with *low_open*), or a
+    ``ConfigError`` naming *name*. nan and inf are refused: they pass ``< 0`` checks and
+    then break whatever uses them (``OverflowError`` in a sleep, ``interval out of range``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{name}: {value!r} is not a finite number")
+    below = value <= low if low_open else value < low
+    if below or value > high:
+        left = "(" if low_open else "["
+        raise ConfigError(f"{name}: {value!r} is outside {left}{low:g}, {high:g}]")
+
+
+def _range(low: float, high: float, *, low_open: bool = False) -> Any:
+    """An attrs validator: ``check_number`` with the attribute's name."""
+
+    def validate(instance: object, attribute: Any, value: float) -> None:
+        check_number(attribute.name, value, low, high, low_open=low_open)
+
+    return validate
+
+
+def _positive(high: float) -> Any:
+    return _range(0, high, low_open=True)
+
+
+def _not_negative(high: float) -> Any:
+    """0 turns the setting (a periodic task) off."""
+    return _range(0, high)
+
+
+def _bind_address(instance: object, attribute: Any, value: str) -> None:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})", value):
+            raise ConfigError(f"{attribute.name}: {value!r} is not an address or host") from None
+
+
+def _pg_dsn(instance: object, attribute: Any, value: str | None) -> None:
+    """A libpq URL or key=value conninfo, checked without connecting (``notadsn`` would
+    otherwise fail only at the first connection, as a runtime error)."""
+    if value is None:
+        return
+    from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 - only when set
+
+    try:
+        check_url_credentials(value, raw_at=False)
+    except ValueError as exc:
+        raise ConfigError(f"{attribute.name}: {exc}") from None
+    if _URL_SCHEME.match(value) and not value.startswith(_PG_SCHEMES):
+        raise ConfigError(f"{attribute.name}: not a postgresql:// URL")
+    try:
+        conninfo_to_dict(value)
+    except Exception:  # psycopg.ProgrammingError; its text may quote the DSN: not shown
+        raise ConfigError(
+            f"{attribute.name}: not a postgresql:// URL nor a key=value conninfo "
+            "(e.g. postgresql://user@host:5432/db)"
+        ) from None
+
+
+def _mysql_dsn(instance: object, attribute: Any, value: str | None) -> None:
+    if value is None:
+        return
+    try:
+        from flightstate_mysql.dsn import parse_mysql_dsn  # noqa: PLC0415 - only when set
+    except ImportError:  # no MySQL extra: the inbox will say so when it is opened
+        return
+    try:
+        parse_mysql_dsn(value)
+    except ValueError as exc:
+        raise ConfigError(f"{attribute.name}: {exc}") from None
 
 
 def _seconds(maximum: float, *, zero_ok: bool = True) -> Any:
@@ -92,33 +165,37 @@ class RunnerConfig:
     ``mysql_dsn=None``: the inbox is a PostgreSQL table in the store database;
     ``kafka_bootstrap=None``: events stay in the outbox."""
 
-    pg_dsn: str | None = None
-    mysql_dsn: str | None = None
+    pg_dsn: str | None = field(default=None, validator=_pg_dsn)
+    mysql_dsn: str | None = field(default=None, validator=_mysql_dsn)
     kafka_bootstrap: str | None = None
     airport_tz: str = "Asia/Shanghai"
     opday_cutover: time = field(default=time(0, 0), converter=_cutover)
     inbox_table: str = field(default="cminmsgs", validator=_table)
     topic_schd: str = "schd"
     topic_msg: str = "msg"
-    batch_size: int = field(default=1000, validator=_positive)
-    backoff_initial: float = field(default=0.2, validator=_positive)
-    backoff_max: float = field(default=10.0, validator=_positive)
-    max_unexpected_attempts: int = field(default=3, validator=_positive)
-    lease_ttl: float = field(default=10.0, validator=_positive)
-    poll_interval: float = field(default=0.5, validator=_positive)
-    dispatch_batch: int = field(default=5000, validator=_positive)
+    batch_size: int = field(default=1000, validator=_positive(100_000))
+    batch_max_bytes: int = field(
+        default=DEFAULT_BATCH_MAX_BYTES, validator=_range(_MIB, 4096 * _MIB)
+    )
+    backoff_initial: float = field(default=0.2, validator=_positive(3600))
+    backoff_max: float = field(default=10.0, validator=_positive(3600))
+    max_unexpected_attempts: int = field(default=3, validator=_positive(1000))
+    lease_ttl: float = field(default=10.0, validator=_positive(_DAY))
+    poll_interval: float = field(default=0.5, validator=_positive(3600))
+    dispatch_batch: int = field(default=5000, validator=_positive(1_000_000))
     metrics_port: int | None = field(default=None, validator=_port)
+    metrics_bind: str = field(default="127.0.0.1", validator=_bind_address)
     # housekeeping inside `run` (seconds between runs; 0 turns a task off)
-    cleanup_interval: float = field(default=300.0, validator=_not_negative)
-    retention_days: float = field(default=3.0, validator=_not_negative)
-    quiet_days: float = field(default=2.0, validator=_not_negative)
-    null_day_quiet_days: float = field(default=14.0, validator=_not_negative)
-    cleanup_batch: int = field(default=500, validator=_positive)
-    request_interval: float = field(default=60.0, validator=_not_negative)
-    request_timeout: float = field(default=600.0, validator=_positive)
-    request_max_attempts: int = field(default=3, validator=_positive)
-    purge_interval: float = field(default=600.0, validator=_not_negative)
-    outbox_retention_hours: float = field(default=24.0, validator=_not_negative)
+    cleanup_interval: float = field(default=300.0, validator=_not_negative(7 * _DAY))
+    retention_days: float = field(default=3.0, validator=_not_negative(_YEAR_DAYS))
+    quiet_days: float = field(default=2.0, validator=_not_negative(_YEAR_DAYS))
+    null_day_quiet_days: float = field(default=14.0, validator=_not_negative(_YEAR_DAYS))
+    cleanup_batch: int = field(default=500, validator=_positive(100_000))
+    request_interval: float = field(default=60.0, validator=_not_negative(_DAY))
+    request_timeout: float = field(default=600.0, validator=_positive(7 * _DAY))
+    request_max_attempts: int = field(default=3, validator=_positive(1000))
+    purge_interval: float = field(default=600.0, validator=_not_negative(7 * _DAY))
+    outbox_retention_hours: float = field(default=24.0, validator=_not_negative(24 * _YEAR_DAYS))
     # bounded waits of every PostgreSQL session (flightstate_pg.session; 0 turns one off)
     db_lock_timeout: float = field(default=3.0, validator=_seconds(3600))
     db_idle_in_transaction_timeout: float = field(default=10.0, validator=_seconds(3600))
@@ -174,22 +251,9 @@ class RunnerConfig:
         return shown
 
 
-_PASSWORD_IN_URL = re.compile(r"(?P<head>://[^:/@]+:)[^@]*(?P<tail>@)")
-_PASSWORD_PARAM = re.compile(r"(?i)(password\s*=\s*)('[^']*'|\S+)")
-
-
-def redact(dsn: str | None) -> str | None:
-    """Hide a password in a URL or key=value DSN."""
-    if dsn is None:
-        return None
-    hidden = _PASSWORD_IN_URL.sub(r"\g<head>***\g<tail>", dsn)
-    return _PASSWORD_PARAM.sub(r"\1***", hidden)
-
-
 _INT_FIELDS = {
-    "batch_size", "max_unexpected_attempts", "dispatch_batch", "metrics_port", "cleanup_batch",
-    "request_max_attempts", "backfill_lock_wait_timeout",
-    "gap_reconcile_window",
+    "batch_size", "batch_max_bytes", "max_unexpected_attempts", "dispatch_batch", "metrics_port",
+    "cleanup_batch", "request_max_attempts", "backfill_lock_wait_timeout", "gap_reconcile_window",
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",

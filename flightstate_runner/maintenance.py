@@ -18,12 +18,13 @@ import click
 
 from flightstate_core.errors import ConfigError
 from flightstate_core.lifecycle import CleanupReport
-from flightstate_runner.config import RunnerConfig
+from flightstate_runner.config import RunnerConfig, check_number
 from flightstate_runner.wiring import require, require_schema
 
 __all__ = ["register"]
 
 Loader = Callable[..., RunnerConfig]
+_MAX_DAYS = 3650.0  # as the FLIGHTSTATE_RETENTION_DAYS / QUIET_DAYS settings
 
 
 def _store(config: RunnerConfig, command: str) -> Any:
@@ -68,6 +69,12 @@ def _register_cleanup(cli: click.Group, command: Callable[..., Any], load: Loade
         from flightstate_pg.lifecycle import run_cleanup  # noqa: PLC0415
         from flightstate_runner.housekeeping import retention_policy  # noqa: PLC0415
 
+        for option, value in (("--retention-days", retention_days),
+                              ("--quiet-days", quiet_days)):  # fmt: skip
+            if value is not None:
+                check_number(option, value, 0, _MAX_DAYS, low_open=False)
+        if limit is not None:
+            check_number("--limit", limit, 0, 10**9, low_open=True)
         # Options override the configured settings, as every other option does.
         config = load(ctx, retention_days=retention_days, quiet_days=quiet_days)
         store = _store(config, "cleanup")
@@ -142,6 +149,8 @@ def _register_requests(cli: click.Group, command: Callable[..., Any], load: Load
         )
 
         config = load(ctx)
+        check_number("--timeout-minutes", timeout_minutes, 0, 7 * 24 * 60, low_open=True)
+        check_number("--max-attempts", max_attempts, 0, 1000, low_open=True)
         store, now = _store(config, "requests"), datetime.now(UTC)
         try:
             matched = reconcile_responses(store, config.core(), now=now)

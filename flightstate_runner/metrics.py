@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
@@ -28,6 +29,7 @@ class RunnerMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self._server: WSGIServer | None = None
         r = self.registry
         self.messages = Counter(
             "flightstate_messages", "Inbox messages finished, by outcome", ["outcome"], registry=r
@@ -116,12 +118,24 @@ class RunnerMetrics:
             "flightstate_kafka_unreachable", "1 during a broker outage", registry=r
         )
 
-    def serve(self, port: int) -> None:
-        """Expose ``/metrics`` on this port (daemon thread); ConfigError naming the setting
-        if the port cannot be bound (in use, or privileged)."""
+    def serve(self, port: int, address: str = "127.0.0.1") -> tuple[str, int]:
+        """Expose ``/metrics`` on *address*:*port* (daemon thread). Loopback by default:
+        the endpoint has no authentication, so reaching it from other hosts is a choice
+        (``FLIGHTSTATE_METRICS_BIND=0.0.0.0``), never an accident. Returns the bound
+        (address, port)."""
         try:
-            start_http_server(port, registry=self.registry)
-        except OSError as exc:
+            server, _thread = start_http_server(port, addr=address, registry=self.registry)
+        except OSError as exc:  # in use, privileged, or no such address: name the setting
             raise ConfigError(
-                f"metrics_port: cannot serve metrics on port {port}: {exc.strerror or exc}"
+                f"metrics_port: cannot serve metrics on {address}:{port}: {exc.strerror or exc}"
             ) from exc
+        self._server = server
+        host, bound = server.server_address[:2]
+        return str(host), int(bound)
+
+    def close(self) -> None:
+        """Stop serving ``/metrics`` (if serving)."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()

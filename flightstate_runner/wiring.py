@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 from attrs import define
 
+from flightstate_core.budget import ReadBudget
 from flightstate_core.errors import ConfigError, PermanentError
 from flightstate_core.ports import Inbox
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
@@ -31,6 +32,7 @@ __all__ = [
     "kafka_settings",
     "open_services",
     "provision",
+    "read_budget",
     "require",
     "require_schema",
     "session_dsn",
@@ -66,19 +68,26 @@ def require_schema(dsn: str) -> str:
     return dsn
 
 
+def read_budget(config: RunnerConfig) -> ReadBudget:
+    """Bytes per inbox read (``batch_max_bytes``) and the size over which a message's text
+    is not read at all (the codec's ``max_message_bytes``)."""
+    return ReadBudget(config.batch_max_bytes, config.core().max_message_bytes)
+
+
 def _inbox(config: RunnerConfig, pg_dsn: str) -> Inbox:
+    budget = read_budget(config)
     if config.mysql_dsn:
         from flightstate_mysql import MySqlInbox  # noqa: PLC0415 - only with a MySQL inbox
 
         try:
             return MySqlInbox(config.mysql_dsn, table=config.inbox_table,
-                              local_tz=config.airport_tz,
+                              local_tz=config.airport_tz, budget=budget,
                               lock_wait_timeout=config.backfill_lock_wait_timeout)  # fmt: skip
         except ValueError as exc:
             raise ConfigError(f"mysql_dsn: {exc}") from exc
     from flightstate_pg.inbox import PgInbox  # noqa: PLC0415
 
-    return PgInbox(pg_dsn, table=config.inbox_table, local_tz=config.airport_tz)
+    return PgInbox(pg_dsn, table=config.inbox_table, local_tz=config.airport_tz, budget=budget)
 
 
 @define

@@ -83,10 +83,11 @@ class ValueCache:
     of times; sharing the immutable ``Set`` objects saves most of the allocation work.
     ``by_kind[kind]`` holds the raws already validated for a kind (no ``allowed`` involved);
     ``by_code[code]`` the ``Set`` already validated for one scalar code. The decoder's hot
-    loops look there first and call ``value`` only for a raw they have not seen.
+    loops look there first and call ``value`` only for a raw they have not seen. ``shared``
+    interns the items' (code, text) pairs and value tuples.
     """
 
-    __slots__ = ("_pivot", "_zone", "by_code", "by_kind")
+    __slots__ = ("_pivot", "_zone", "by_code", "by_kind", "shared")
 
     def __init__(self, zone: ZoneInfo, pivot: int) -> None:
         self._zone = zone
@@ -98,6 +99,11 @@ class ValueCache:
             ValueKind.DURATION: {},
         }
         self.by_code: dict[str, dict[str, Set]] = {}
+        #: Immutable item parts already built in this message -> themselves: a package
+        #: repeats the same (code, text) pairs and whole item value tuples thousands of
+        #: times (25,700 pairs, 5,700 distinct, in a 1,600-flight DNLD), and sharing them
+        #: cuts the decoded message's memory by about a quarter (issue 18, item 2).
+        self.shared: dict[Any, Any] = {}
 
     def value(self, raw: str, kind: ValueKind, allowed: frozenset[str] | None) -> Set:
         """``Set`` for a non-empty raw text; ``ValueError`` names what is wrong with it."""

@@ -99,13 +99,17 @@ def _schedule(envelope: Envelope, payload: list[Element], config: CoreConfig) ->
             raise ProtocolError(f"/MSG/SCHD/{tag_name(child)}{suffix}", "unexpected element")
         check_tail(child, "/MSG/SCHD")
     count = _recs(recs, "/MSG/SCHD/RECS", len(fltrs), "FLTR")
+    digest = payload_digest(payload)  # before the records are decoded and their trees freed
     decoder = RecordDecoder(_values(config))
     delete = envelope.styp == "DEL"
-    records = tuple(
-        decoder.record(fltr, f"/MSG/SCHD/FLTR[{index}]", FLTR_ALLOWED, delete=delete)
-        for index, fltr in enumerate(fltrs, 1)
-    )
-    return ScheduleMessage(envelope, count, records, payload_digest=payload_digest(payload))
+    records = []
+    for index, fltr in enumerate(fltrs, 1):
+        path = f"/MSG/SCHD/FLTR[{index}]"
+        records.append(decoder.record(fltr, path, FLTR_ALLOWED, delete=delete))
+        # The record is now plain Python values: free its subtree, so a package's tree
+        # and its decoded records do not both peak in memory (issue 18, item 2).
+        fltr.clear()
+    return ScheduleMessage(envelope, count, tuple(records), payload_digest=digest)
 
 
 def _flop(envelope: Envelope, payload: list[Element], config: CoreConfig) -> Message:

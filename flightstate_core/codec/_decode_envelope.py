@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 from flightstate_core.codec._common import Element, check_leaf, check_no_text, check_tail, tag_name
 from flightstate_core.errors import ProtocolError
+from flightstate_core.limits import DTTM_YEARS, ENVELOPE_TEXT_MAX_BYTES, SEQN_MAX_DIGITS, over_limit
 from flightstate_core.messages import Envelope
 
 __all__ = ["META_FIELDS", "decode_envelope", "split_message"]
@@ -14,6 +15,8 @@ __all__ = ["META_FIELDS", "decode_envelope", "split_message"]
 #: META children, all required, each exactly once.
 META_FIELDS = ("SNDR", "SEQN", "DTTM", "TYPE", "STYP")
 _META_SET = frozenset(META_FIELDS)
+#: META fields kept as text in bounded columns (PROC_STATE.MSG_TYPE/MSG_STYP, the identity key).
+_TEXT_FIELDS = ("SNDR", "TYPE", "STYP")
 
 
 def split_message(root: Element) -> tuple[Element, list[Element]]:
@@ -38,7 +41,10 @@ def split_message(root: Element) -> tuple[Element, list[Element]]:
 
 def _dttm(raw: str, zone: ZoneInfo) -> datetime:
     if len(raw) != len("yyyyMMddHHmmss") or not (raw.isascii() and raw.isdigit()):
-        raise ProtocolError("/MSG/META/DTTM", f"{raw!r} is not yyyyMMddHHmmss")
+        raise ProtocolError("/MSG/META/DTTM", f"{raw[:40]!r} is not yyyyMMddHHmmss")
+    first, last = DTTM_YEARS
+    if not first <= int(raw[0:4]) <= last:
+        raise ProtocolError("/MSG/META/DTTM", f"{raw!r}: year outside {first}-{last}")
     try:
         return datetime(
             int(raw[0:4]), int(raw[4:6]), int(raw[6:8]),
@@ -46,6 +52,22 @@ def _dttm(raw: str, zone: ZoneInfo) -> datetime:
         )  # fmt: skip
     except ValueError as exc:
         raise ProtocolError("/MSG/META/DTTM", f"{raw!r}: {exc}") from None
+
+
+def _check_sizes(found: dict[str, str]) -> None:
+    """Over-long META values: rejected before they reach a column or an index. The reason
+    gives the size, never the (possibly megabytes long) value itself."""
+    for name in _TEXT_FIELDS:
+        size = over_limit(found[name], ENVELOPE_TEXT_MAX_BYTES)
+        if size is not None:
+            limit = ENVELOPE_TEXT_MAX_BYTES
+            raise ProtocolError(f"/MSG/META/{name}", f"{name} is {size} bytes, over {limit}")
+    seqn = found["SEQN"]
+    if not (seqn.isascii() and seqn.isdigit()):
+        raise ProtocolError("/MSG/META/SEQN", f"{seqn[:40]!r} is not an integer")
+    if len(seqn) > SEQN_MAX_DIGITS:
+        reason = f"SEQN has {len(seqn)} digits, over {SEQN_MAX_DIGITS}"
+        raise ProtocolError("/MSG/META/SEQN", reason)
 
 
 def _bad_meta_child(child: Element, found: dict[str, str]) -> None:
@@ -72,12 +94,10 @@ def decode_envelope(meta: Element, zone: ZoneInfo) -> Envelope:
         if not found.get(name):
             reason = "empty" if name in found else "missing"
             raise ProtocolError(f"/MSG/META/{name}", f"{reason} {name}")
-    seqn = found["SEQN"]
-    if not (seqn.isascii() and seqn.isdigit()):
-        raise ProtocolError("/MSG/META/SEQN", f"{seqn!r} is not an integer")
+    _check_sizes(found)
     return Envelope(
         found["SNDR"],
-        seqn,
+        found["SEQN"],
         found["DTTM"],
         found["TYPE"],
         found["STYP"],

@@ -37,6 +37,7 @@ from flightstate_core.codec._tables import (
 )
 from flightstate_core.errors import ProtocolError
 from flightstate_core.items import DocItem, DocValue, Item
+from flightstate_core.limits import over_limit
 from flightstate_core.messages import CollectionValue, DocumentValue, StandUpdate
 from flightstate_core.values import CLEAR, Clear, Set
 
@@ -73,6 +74,7 @@ def _item_children(
     found: dict[str, str] = {}
     elements = table.elements
     checked = table.checked
+    bounded = table.bounded
     by_kind = values.by_kind
     for child in element:
         tag = child.tag
@@ -83,6 +85,8 @@ def _item_children(
             kind = checked[tag]
             if kind is None or text not in by_kind[kind]:
                 _check(values, text, elements[tag], path)
+        if bounded and tag in bounded:
+            _check_size(text, bounded[tag], path, tag)
         found[tag] = text
         tail = child.tail
         if tail is not None and not tail.isspace():
@@ -95,6 +99,12 @@ def _check(values: ValueCache, text: str, spec: ChildSpec, path: str) -> None:
         values.check(text, spec.kind, spec.allowed)
     except ValueError as exc:
         raise ProtocolError(f"{path}/{spec.code}", str(exc)) from None
+
+
+def _check_size(text: str, limit: int, path: str, tag: str) -> None:
+    size = over_limit(text, limit)
+    if size is not None:
+        raise ProtocolError(f"{path}/{tag}", f"{tag} is {size} bytes, over {limit}")
 
 
 def _item_attributes(
@@ -136,7 +146,13 @@ def _item(
     if not found and not element.attrib:
         return None
     order = table.children.order
-    return Item(ordinal, seq, tuple([(code, found[code]) for code in order if code in found]))
+    shared = values.shared
+    pairs = tuple([shared.setdefault(pair, pair) for pair in _pairs(order, found)])
+    return Item(ordinal, seq, shared.setdefault(pairs, pairs))
+
+
+def _pairs(order: tuple[str, ...], found: dict[str, str]) -> list[tuple[str, str]]:
+    return [(code, found[code]) for code in order if code in found]
 
 
 def decode_collection(

@@ -24,6 +24,7 @@ from flightstate_core.catalog import (
     CollectionSpec,
     ValueKind,
 )
+from flightstate_core.limits import INDEXED_CHILDREN
 
 __all__ = [
     "COLLECTION_TABLES",
@@ -62,6 +63,8 @@ class ChildTable:
     order: tuple[str, ...]  # catalog order of every child code
     #: children whose text must be validated -> their kind (None: enumerated, always check)
     checked: Mapping[str, ValueKind | None] = MappingProxyType({})
+    #: children stored in an indexed column -> their byte limit (``flightstate_core.limits``)
+    bounded: Mapping[str, int] = MappingProxyType({})
 
 
 @frozen
@@ -92,7 +95,9 @@ class StandTable:
 
 
 def _child_table(
-    children: tuple[ChildSpec, ...], order: tuple[str, ...] | None = None
+    children: tuple[ChildSpec, ...],
+    order: tuple[str, ...] | None = None,
+    bounded: Mapping[str, int] | None = None,
 ) -> ChildTable:
     return ChildTable(
         elements=MappingProxyType({c.code: c for c in children if not c.attribute}),
@@ -105,12 +110,15 @@ def _child_table(
                 if c.kind is not ValueKind.TEXT or c.allowed is not None
             }
         ),
+        bounded=MappingProxyType(dict(bounded or {})),
     )
 
 
 def _collection_table(spec: CollectionSpec) -> CollectionTable:
     children = tuple(c for c in spec.children if c.code != spec.text_child)
-    return CollectionTable(spec, _child_table(children, tuple(c.code for c in spec.children)))
+    order = tuple(c.code for c in spec.children)
+    bounded = INDEXED_CHILDREN.get(spec.code)
+    return CollectionTable(spec, _child_table(children, order, bounded))
 
 
 #: Element scalars (not exception parts, not PORT_*): tag -> (kind, allowed values).

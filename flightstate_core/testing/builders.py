@@ -8,6 +8,8 @@ message model and go through ``encode`` so the output always decodes.
 from __future__ import annotations
 
 import random
+import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -19,7 +21,9 @@ from flightstate_core.messages import Envelope, FlightRecord, FlopMessage, Messa
 from flightstate_core.times import parse_time
 from flightstate_core.values import Set
 
-__all__ = ["build_dnld", "build_dnld_message", "build_flop", "indent_xml"]
+__all__ = ["build_dnld", "build_dnld_message", "build_flop", "dnld_backlog", "indent_xml"]
+
+_SEQN = re.compile(r"<SEQN>[0-9]+</SEQN>")
 
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 _AIRLINES = ("CA", "MU", "CZ", "YG", "3U", "HU", "ZH", "MF")
@@ -121,6 +125,16 @@ def build_dnld_message(n_flights: int, seed: int = 0) -> ScheduleMessage:
 def build_dnld(n_flights: int, seed: int = 0) -> bytes:
     """Indented XML of ``build_dnld_message(n_flights, seed)``."""
     return indent_xml(encode(build_dnld_message(n_flights, seed)))
+
+
+def dnld_backlog(count: int, n_flights: int, distinct: int = 4) -> Iterator[str]:
+    """*count* DNLD packages of the same *n_flights* flights (a backlog of schedule answers),
+    cycling through *distinct* contents so each package changes every flight, each with its
+    own SEQN (a later copy is a new message, not a business duplicate). Built lazily."""
+    texts = [build_dnld(n_flights, seed).decode("utf-8") for seed in range(1, distinct + 1)]
+    for number in range(count):
+        seqn = f"<SEQN>{(number + 1) % 1_000_000}</SEQN>"
+        yield _SEQN.sub(seqn, texts[number % distinct], count=1)
 
 
 def build_flop(styp: str = "GTDT", seed: int = 0, flid: str = "121112312") -> bytes:

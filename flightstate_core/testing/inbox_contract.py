@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from flightstate_core.budget import ReadBudget
 from flightstate_core.decision import Outcome
 from flightstate_core.ports import GapReader, Inbox
 from flightstate_core.records import BackfillIntent
@@ -49,6 +50,10 @@ class InboxHarness(Protocol):
 
     def count(self) -> int:
         """How many rows the table holds."""
+
+    def budgeted(self, budget: ReadBudget) -> Inbox:
+        """Another adapter over the same table, reading within *budget* (closed with the
+        harness)."""
 
 
 def _intent(message_id: int, status: Outcome = Outcome.SUCCEEDED) -> BackfillIntent:
@@ -208,3 +213,26 @@ class InboxContract:
         rows = inbox.read_unprocessed(ids[0], ids[4], 10)
         assert [r.message_id for r in rows] == [ids[2], ids[4]]  # (after, upto]
         assert [r.message_id for r in inbox.read_unprocessed(ids[0] - 1, ids[4], 1)] == [ids[0]]
+    def test_reads_are_capped_by_bytes_as_well_as_rows(self, inbox_harness: InboxHarness) -> None:
+        raws = [f"<MSG>{n}{'航' * 300}</MSG>" for n in range(5)]  # 912 bytes each
+        ids = inbox_harness.insert(raws)
+        inbox = inbox_harness.budgeted(ReadBudget(max_bytes=2000))
+        pages: list[list[int]] = []
+        cursor = 0
+        while page := inbox.read_after(cursor, 10):
+            pages.append([r.message_id for r in page])
+            assert [r.raw for r in page] == raws[ids.index(page[0].message_id) :][: len(page)]
+            cursor = page[-1].message_id
+        assert pages == [ids[0:2], ids[2:4], ids[4:5]]
+        tiny = inbox_harness.budgeted(ReadBudget(max_bytes=10))  # one row always moves
+        assert [r.message_id for r in tiny.read_after(0, 10)] == ids[:1]
+
+    def test_an_over_limit_row_is_measured_not_read(self, inbox_harness: InboxHarness) -> None:
+        big = "<MSG>" + "航" * 1000 + "</MSG>"  # 3,011 bytes, 1,011 characters
+        ids = inbox_harness.insert(["<MSG>a</MSG>", big, "<MSG>b</MSG>"])
+        inbox = inbox_harness.budgeted(ReadBudget(max_bytes=100, max_message_bytes=2000))
+        rows = inbox.read_after(0, 10)
+        assert [r.message_id for r in rows] == ids  # the unread row costs no budget
+        assert [r.raw for r in rows] == ["<MSG>a</MSG>", "", "<MSG>b</MSG>"]
+        assert [r.size for r in rows] == [None, len(big.encode("utf-8")), None]
+        assert rows[1].received_at is not None

@@ -8,6 +8,7 @@ from typing import Any
 import pymysql
 import pytest
 
+from flightstate_core.budget import ReadBudget
 from flightstate_core.testing.inbox_contract import ROW_KEYS, InboxContract
 from flightstate_mysql import MySqlInbox, create_cminmsgs, insert_messages, parse_mysql_dsn
 from tests.fixtures.util import unique_name
@@ -23,6 +24,8 @@ class MySqlHarness:
         self.conn = pymysql.connect(autocommit=True, **parse_mysql_dsn(dsn))
         create_cminmsgs(self.conn, table)
         self.inbox = MySqlInbox(dsn, table=table, local_tz="Asia/Shanghai")
+        self.dsn = dsn
+        self.others: list[MySqlInbox] = []
 
     def insert(self, raws: Sequence[str]) -> list[int]:
         return insert_messages(self.conn, raws, table=self.table)
@@ -39,7 +42,14 @@ class MySqlHarness:
             cur.execute(f"SELECT COUNT(*) FROM `{self.table}`")
             return int(cur.fetchone()[0])
 
+    def budgeted(self, budget: ReadBudget) -> MySqlInbox:
+        inbox = MySqlInbox(self.dsn, table=self.table, local_tz="Asia/Shanghai", budget=budget)
+        self.others.append(inbox)
+        return inbox
+
     def close(self) -> None:
+        for other in self.others:
+            other.close()
         with self.conn.cursor() as cur:
             cur.execute(f"DROP TABLE IF EXISTS `{self.table}`")
         self.conn.close()

@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from flightstate_core.budget import ReadBudget
 from flightstate_core.testing.inbox_contract import ROW_KEYS, InboxContract
 from flightstate_pg.inbox import PgInbox, create_inbox_table, insert_messages
 from tests.fixtures.util import unique_name
@@ -23,6 +24,8 @@ class PgHarness:
         self.conn = psycopg.connect(dsn, autocommit=True)
         create_inbox_table(self.conn, table)
         self.inbox = PgInbox(dsn, table=table, local_tz="Asia/Shanghai")
+        self.dsn = dsn
+        self.others: list[PgInbox] = []
 
     def insert(self, raws: Sequence[str]) -> list[int]:
         return insert_messages(self.conn, raws, table=self.table)
@@ -42,7 +45,14 @@ class PgHarness:
         assert row is not None
         return int(row[0])
 
+    def budgeted(self, budget: ReadBudget) -> PgInbox:
+        inbox = PgInbox(self.dsn, table=self.table, local_tz="Asia/Shanghai", budget=budget)
+        self.others.append(inbox)
+        return inbox
+
     def close(self) -> None:
+        for other in self.others:
+            other.close()
         self.conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(self.table)))
         self.conn.close()
         self.inbox.close()

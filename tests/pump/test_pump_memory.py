@@ -316,3 +316,59 @@ def test_until_idle_with_failing_backfills_stops_after_the_wait() -> None:
     assert "UPDATE command denied" in stats.left_behind
     assert stats.backfill_failures == inbox.attempts >= 1
     assert len(store.pending_backfills(1000)) == len(raws)
+class Stuck(Recording):
+    """Message ``stuck`` fails every time, even when the pump records it DEAD."""
+
+    def __init__(self, store: MemoryStore, stuck: int) -> None:
+        super().__init__(store)
+        self.stuck = stuck
+
+    def _maybe_fail(self, message_id: int) -> None:
+        if message_id == self.stuck:
+            raise RuntimeError("poison")  # a fresh one each time (no growing traceback)
+
+    def record_dead(
+        self, row: InboxRow, reason: str, epoch: int | None, attempts: int
+    ) -> ProcessedMessage | None:
+        self._maybe_fail(row.message_id)
+        return super().record_dead(row, reason, epoch, attempts)
+
+
+class Watching(MemoryInbox):
+    """Sets ``reached`` once every id in ``wanted`` has been backfilled."""
+
+    def __init__(self, wanted: set[int]) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.reached = threading.Event()
+
+    def backfill(self, intents: Sequence[BackfillIntent]) -> None:
+        super().backfill(intents)
+        if self.wanted <= self.backfilled.keys():
+            self.reached.set()
+
+
+def test_committed_rows_are_backfilled_while_a_later_message_keeps_failing() -> None:
+    for pipelined in (True, False):
+        raws = generate_day(8, flights=10, messages=60)
+        store = MemoryStore()
+        inbox = Watching(set(range(1, 20)))
+        for raw in raws:
+            inbox.append(raw)
+        pump = pump_over(store, inbox, Stuck(store, 20), stop_when_idle=False, pipelined=pipelined)
+        runner = threading.Thread(target=pump.run)
+        runner.start()
+        try:
+            reached = inbox.reached.wait(60)
+        finally:
+            pump.request_stop()
+            runner.join()
+        assert reached, f"pipelined={pipelined}: rows before the stuck one not backfilled"
+        assert store.proc(20) is None  # still the head: never skipped
+        assert all(store.proc(mid) is not None for mid in range(1, 20))
+
+
+def test_back_off_never_overflows_for_a_head_that_fails_for_hours() -> None:
+    backoff = Backoff(0.2, 10.0)
+    assert backoff.delay(1) == 0.2
+    assert backoff.delay(2000) == 10.0  # 2.0 ** 1999 overflows a float

@@ -110,3 +110,99 @@ def test_takeover_bound_from_the_settings() -> None:
                                 "FLIGHTSTATE_DB_STATEMENT_TIMEOUT": "5"})  # fmt: skip
     assert config.takeover_bound() == pytest.approx(5 + 1 + 1 + 0.1)
     assert load_config(None, {}).takeover_bound() == pytest.approx(20 + 3 + 10 + 0.5)
+_NON_FINITE = ("nan", "inf", "-inf", "1e400")
+ALL_INTERFACES = "0.0.0.0"  # noqa: S104 - a value to parse, nothing binds here
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        *[(name, bad) for name in (
+            "poll_interval", "lease_ttl", "backoff_initial", "backoff_max", "retention_days",
+            "quiet_days", "null_day_quiet_days", "cleanup_interval", "request_interval",
+            "request_timeout", "purge_interval", "outbox_retention_hours",
+        ) for bad in _NON_FINITE],
+        ("lease_ttl", "1e308"),
+        ("poll_interval", "1e9"),
+        ("retention_days", "1e308"),
+        ("quiet_days", "-1e9"),
+        ("cleanup_interval", "-1"),
+        ("batch_size", "1e3"),
+        ("batch_size", "100001"),
+        ("batch_size", "9" * 5000),
+        ("batch_max_bytes", "1000"),
+        ("batch_max_bytes", "inf"),
+        ("dispatch_batch", "-5"),
+        ("max_unexpected_attempts", "0"),
+        ("metrics_bind", "0.0.0.0; rm"),
+    ],
+)
+def test_every_number_is_finite_and_in_range(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{name}: "):
+        load_config(None, {f"FLIGHTSTATE_{name.upper()}": value})
+
+
+def test_numbers_at_their_bounds_are_accepted() -> None:
+    config = load_config(None, {
+        "FLIGHTSTATE_RETENTION_DAYS": "0", "FLIGHTSTATE_QUIET_DAYS": "3650",
+        "FLIGHTSTATE_LEASE_TTL": "86400", "FLIGHTSTATE_BATCH_MAX_BYTES": str(1024 * 1024),
+        "FLIGHTSTATE_METRICS_BIND": ALL_INTERFACES,
+    })  # fmt: skip
+    assert (config.retention_days, config.quiet_days, config.lease_ttl) == (0, 3650, 86400)
+    assert config.metrics_bind == ALL_INTERFACES
+    assert load_config(None, {}).metrics_bind == "127.0.0.1"  # loopback unless asked
+
+
+@pytest.mark.parametrize(
+    ("env", "setting"),
+    [
+        ({"FLIGHTSTATE_POLL_INTERVAL": "inf"}, "poll_interval"),
+        ({"FLIGHTSTATE_LEASE_TTL": "nan"}, "lease_ttl"),
+        ({"FLIGHTSTATE_RETENTION_DAYS": "nan"}, "retention_days"),
+        ({"FLIGHTSTATE_PG_DSN": "notadsn"}, "pg_dsn"),
+        ({"FLIGHTSTATE_PG_DSN": "mysql://u@h/db"}, "pg_dsn"),
+        ({"FLIGHTSTATE_MYSQL_DSN": "notadsn"}, "mysql_dsn"),
+        ({"FLIGHTSTATE_MYSQL_DSN": "mysql://u@h:port/db"}, "mysql_dsn"),
+    ],
+)
+def test_run_refuses_non_finite_numbers_and_malformed_dsns(
+    env: dict[str, str], setting: str
+) -> None:
+    result = run_cli("run", "--until-idle",
+                     env={"FLIGHTSTATE_PG_DSN": "postgresql://x@127.0.0.1:1/x", **env})
+    assert result.returncode == 2, result.stderr
+    assert f"configuration error: {setting}: " in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("cleanup", "--retention-days", "nan"),
+        ("cleanup", "--retention-days", "inf"),
+        ("cleanup", "--retention-days", "1e308"),
+        ("cleanup", "--quiet-days", "-1e9"),
+        ("cleanup", "--limit", "0"),
+        ("requests", "--timeout-minutes", "nan"),
+        ("requests", "--max-attempts", "0"),
+    ],
+)
+def test_maintenance_options_are_validated(args: tuple[str, ...]) -> None:
+    result = run_cli(*args, env={"FLIGHTSTATE_PG_DSN": "postgresql://x@127.0.0.1:1/x"})
+    assert result.returncode == 2, result.stderr
+    assert f"configuration error: {args[1]}: " in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [("status",), ("inbox-init",), ("generate", "--messages", "1")])
+@pytest.mark.parametrize("setting", ["pg_dsn", "mysql_dsn"])
+def test_a_malformed_dsn_is_exit_2_naming_it(command: tuple[str, ...], setting: str) -> None:
+    """Issue 22, operator path 3: a traceback at flightstate_mysql/dsn.py before; exit 1
+    without the setting's name for ``FLIGHTSTATE_PG_DSN=notadsn``."""
+    env = {"FLIGHTSTATE_PG_DSN": "postgresql://x@127.0.0.1:1/x",
+           "FLIGHTSTATE_MYSQL_DSN": "mysql://x@127.0.0.1:1/x",
+           f"FLIGHTSTATE_{setting.upper()}": "notadsn"}  # fmt: skip
+    result = run_cli(*command, env=env)
+    assert result.returncode == 2, result.stderr
+    assert f"configuration error: {setting}: " in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,160 @@
+"""Peak memory per SCHD DNLD package: decoding, applying in one batch, and pumping a backlog
+(issue 18, item 2). Target: at most 10x the package's text per package.
+
+Three phases, each in its own forked child (its peak is its own; ``memory.forked``):
+
+1. ``decode``: one package decoded (the lxml tree and the decoded message at once);
+2. ``apply``: ``process_batch`` of ``--batch`` packages in one transaction into a PostgreSQL
+   store that already holds the flights (each package rewrites every flight of it);
+3. ``pump``: the whole pump over a PostgreSQL-table inbox holding ``--backlog`` packages,
+   reading within ``--batch-bytes`` (``flightstate_core.budget``), read-ahead on, until every
+   row is committed and backfilled. Its peak is what the backlog costs, whatever its length.
+
+"per package" is a phase's peak resident growth divided by the packages it held at once
+(1; ``--batch``; the packages of one byte-capped read, twice with the read-ahead), and
+"x text" that figure over the package's UTF-8 size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import psycopg
+from memory import PeakGrowth, forked  # benchmarks/ is on the path
+
+import flightstate_pg
+from flightstate_core import service
+from flightstate_core.budget import ReadBudget
+from flightstate_core.codec import decode
+from flightstate_core.config import CoreConfig
+from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
+from flightstate_core.records import InboxRow
+from flightstate_core.testing.builders import build_dnld, dnld_backlog
+from flightstate_core.tuning import tune_gc_for_throughput
+from flightstate_pg import PgStore
+from flightstate_pg.inbox import PgInbox, create_inbox_table, insert_messages
+from flightstate_pg.lease import PgLeaderLease
+
+PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
+_MIB = 1024 * 1024
+
+
+def packages(count: int, flights: int) -> list[str]:
+    """*count* DNLD packages of the same *flights* flights, each with other content."""
+    return [build_dnld(flights, seed).decode("utf-8") for seed in range(1, count + 1)]
+
+
+def _fresh_pg() -> str:
+    name = f"fs_benchmem_{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    dsn = PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
+    flightstate_pg.migrate(dsn)
+    return dsn
+
+
+def _drop_pg(dsn: str) -> None:
+    name = dsn.rsplit("/", 1)[1]
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def phase_decode(raw: str) -> float:
+    """Peak growth (MiB) while one package is decoded and held."""
+    with PeakGrowth() as peak:
+        message = decode(raw)
+        time.sleep(0.05)  # one more sample while the message is alive
+    del message
+    return peak.mib
+
+
+def phase_apply(raws: list[str], batch: int) -> float:
+    """Peak growth (MiB) of one ``process_batch`` of *batch* packages (flights present)."""
+    dsn = _fresh_pg()
+    config = CoreConfig()
+    store = PgStore(dsn, config)
+    try:
+        first = [InboxRow(1, raws[0])]
+        service.process_batch(store, first, config, now=datetime.now(UTC), epoch=None)
+        rows = [InboxRow(2 + n, raw) for n, raw in enumerate(raws[1 : 1 + batch])]
+        with PeakGrowth() as peak:
+            done = service.process_batch(store, rows, config, now=datetime.now(UTC), epoch=None)
+        assert all(p.proc.status.value == "SUCCEEDED" for p in done), [p.proc for p in done]
+        return peak.mib
+    finally:
+        store.close()
+        _drop_pg(dsn)
+
+
+def phase_pump(flights: int, backlog: int, batch_bytes: int) -> tuple[float, float, int]:
+    """(seconds, peak growth MiB, rows backfilled) pumping *backlog* packages."""
+    dsn = _fresh_pg()
+    config = CoreConfig()
+    with psycopg.connect(dsn) as conn:
+        create_inbox_table(conn)
+        pending = dnld_backlog(backlog, flights)
+        while chunk := list(itertools.islice(pending, 20)):
+            insert_messages(conn, chunk)
+    store = PgStore(dsn, config)
+    inbox = PgInbox(dsn, budget=ReadBudget(batch_bytes, config.max_message_bytes))
+    try:
+        pump = Pump(
+            processor=ServiceProcessor(store, config), inbox=inbox, lease=PgLeaderLease(dsn),
+            backfills=store, read_cursor=store.inbox_cursor,
+            settings=PumpSettings(holder="bench-memory", batch_size=1000, stop_when_idle=True,
+                                  idle_poll=0.01, retry=Backoff(0.01, 0.5)),
+        )  # fmt: skip
+        with PeakGrowth() as peak:
+            started = time.perf_counter()
+            stats = pump.run()
+            seconds = time.perf_counter() - started
+        assert stats.processed == backlog, stats
+        return seconds, peak.mib, stats.backfilled
+    finally:
+        store.close()
+        inbox.close()
+        _drop_pg(dsn)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure and print the three phases side by side."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flights", type=int, default=1600, help="flights per package (~2 MB)")
+    parser.add_argument("--batch", type=int, default=8, help="packages in the apply phase")
+    parser.add_argument("--backlog", type=int, default=40, help="packages in the pump phase")
+    parser.add_argument("--batch-bytes", type=int, default=ReadBudget().max_bytes)
+    args = parser.parse_args(argv)
+    distinct = max(args.batch + 1, 4)
+    raws = packages(distinct, args.flights)
+    text_mib = sum(len(r.encode("utf-8")) for r in raws) / len(raws) / _MIB
+    per_read = max(1, int(args.batch_bytes / (text_mib * _MIB)))
+    tune_gc_for_throughput()  # as the runner does
+    decode_mib = forked(phase_decode, raws[0])
+    apply_mib = forked(phase_apply, raws, args.batch)
+    seconds, pump_mib, backfilled = forked(phase_pump, args.flights, args.backlog, args.batch_bytes)
+    assert backfilled == args.backlog, backfilled
+    held = 2 * per_read  # the batch being applied and the one read ahead
+    print(f"\nSCHD DNLD of {args.flights} flights: {text_mib:.2f} MiB of text per package")
+    print(f"{'phase':46} {'peak RSS':>10} {'per package':>12} {'x text':>7}")
+    for name, mib, count in (
+        ("decode one package", decode_mib, 1),
+        (f"apply {args.batch} packages in one transaction", apply_mib, args.batch),
+        (f"pump {args.backlog} packages, reads of {args.batch_bytes / _MIB:g} MiB", pump_mib, held),
+    ):
+        per = mib / count
+        print(f"{name:46} {mib:+7.0f} MiB {per:9.1f} MiB {per / text_mib:7.1f}")
+    print(f"\npump: {seconds:.1f} s, {args.backlog / seconds:.2f} packages/s, "
+          f"{per_read} package(s) per read, {held} held at once with the read-ahead")
+    print("target: <= 10x the text per package; peak RSS = phase peak minus its start")
+
+
+if __name__ == "__main__":
+    main()

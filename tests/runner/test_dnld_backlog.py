@@ -1,0 +1,85 @@
+"""A backlog of 400 two-megabyte SCHD DNLD packages is pumped in bounded memory (issue 18,
+acceptance 2): reads are capped by bytes, so the runner holds a few packages at a time
+whatever the backlog, where a 1,000-row batch of them needed ~23 GB before.
+
+The runner's peak resident size is read from the kernel's accounting of that one child
+(``os.wait4``), so nothing is sampled and nothing is timed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+from typing import Any
+
+import psycopg
+import pymysql
+import pytest
+
+from flightstate_core.testing.builders import dnld_backlog
+from flightstate_mysql import insert_messages, parse_mysql_dsn
+from tests.fixtures.util import unique_name
+from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
+
+pytestmark = [pytest.mark.pg, pytest.mark.mysql, pytest.mark.slow]
+
+PACKAGES = 400
+FLIGHTS = 1600  # 2.06 MB of text per package
+#: The stated bound on the runner's peak RSS (interpreter and libraries included): two
+#: byte-capped reads of 16 MiB (8 packages each, the one applied and the one read ahead)
+#: at ~18 MiB per package held, plus the process itself; measured 366 MiB.
+PEAK_RSS_BOUND_MIB = 1024
+
+
+def _ok(*args: str, env: dict[str, str]) -> None:
+    result = run_cli(*args, env=env)
+    assert result.returncode == 0, f"{args}: {result.stderr[-3000:]}"
+
+
+def _peak_rss_mib(argv: list[str], env: dict[str, str]) -> tuple[int, float, str]:
+    """(exit code, peak RSS in MiB, stderr tail) of one runner process."""
+    with subprocess.Popen(argv, env=clean_env(env), cwd=REPO, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True) as proc:  # fmt: skip
+        assert proc.stderr is not None
+        tail = proc.stderr.read()[-3000:]  # drains stderr until the runner exits
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_maxrss / 1024, tail  # ru_maxrss is in KiB on Linux
+
+
+def _connect(dsn: str) -> pymysql.connections.Connection[Any]:
+    return pymysql.connect(autocommit=True, **parse_mysql_dsn(dsn))
+
+
+def test_400_dnld_packages_pumped_under_the_peak_rss_bound(pg_db: str, mysql_dsn: str) -> None:
+    table = unique_name("cmin")
+    env = {"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_MYSQL_DSN": mysql_dsn,
+           "FLIGHTSTATE_INBOX_TABLE": table, "FLIGHTSTATE_POLL_INTERVAL": "0.1"}  # fmt: skip
+    _ok("migrate", env=env)
+    _ok("inbox-init", env=env)
+    conn = _connect(mysql_dsn)
+    try:
+        packages = dnld_backlog(PACKAGES, FLIGHTS)
+        while chunk := list(itertools.islice(packages, 10)):
+            insert_messages(conn, chunk, table=table, chunk=10)
+    finally:
+        conn.close()
+
+    code, peak_mib, tail = _peak_rss_mib(runner_argv("run", "--until-idle"), env)
+
+    assert code == 0, tail
+    print(f"\nrunner peak RSS for {PACKAGES} DNLD packages: {peak_mib:.0f} MiB")
+    assert peak_mib < PEAK_RSS_BOUND_MIB
+    with psycopg.connect(pg_db) as pg:
+        found = pg.execute("SELECT STATUS, BACKFILL_STATUS, count(*) FROM PROC_STATE "
+                           "GROUP BY STATUS, BACKFILL_STATUS").fetchall()  # fmt: skip
+    assert found == [("SUCCEEDED", "DONE", PACKAGES)]
+    conn = _connect(mysql_dsn)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT count(*) FROM `{table}` WHERE CMINMSGS_STATUS = 'SUCCEEDED'"
+                        " AND CMINMSGS_DATE_PROCESSED IS NOT NULL")  # fmt: skip
+            assert cur.fetchone() == (PACKAGES,)
+    finally:
+        conn.close()
