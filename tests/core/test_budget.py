@@ -51,4 +51,4 @@ def test_an_unread_row_is_dead_with_its_size_and_moves_the_fifo() -> None:
     store = MemoryStore()
     (done,) = process_batch(store, [row], config, now=datetime.now(UTC), epoch=None)
     assert done.proc.status.value == "DEAD"
-    assert store.cursor() == 3
+    assert store.inbox_cursor() == 3

@@ -55,7 +55,7 @@ def make_pump(store: MemoryStore, inbox: MemoryInbox, clock: Clock, **gaps: obje
     )  # fmt: skip
     return Pump(
         processor=ServiceProcessor(store, CoreConfig(), clock=clock), inbox=inbox, lease=store,
-        backfills=store, read_cursor=store.cursor, settings=settings, clock=clock,
+        backfills=store, read_cursor=store.inbox_cursor, settings=settings, clock=clock,
     )  # fmt: skip
 
 
@@ -119,7 +119,7 @@ def test_a_row_committed_within_the_grace_is_applied_in_id_order() -> None:
     pump = make_pump(store, inbox, clock)
     runner = threading.Thread(target=pump.run)
     runner.start()
-    wait_for(lambda: pump.stats.held_at == 3 and store.cursor() == 2, "FIFO holds at gap 3")
+    wait_for(lambda: pump.stats.held_at == 3 and store.inbox_cursor() == 2, "FIFO holds at gap 3")
     assert store.proc(4) is None
     inbox.insert(3, texts[2])  # writer 1 commits within the grace
     runner.join(timeout=30)
@@ -142,7 +142,7 @@ def test_a_row_committed_long_after_the_grace_is_applied_late_once() -> None:
     wait_for(lambda: first.stats.held_at == 3, "FIFO holds at the fresh gap 3")
     clock.advance(6)  # past the grace: the pump goes on and stores the gap
     runner.join(timeout=30)
-    assert store.cursor() == 4
+    assert store.inbox_cursor() == 4
     assert store.proc(3) is None
     assert store.inbox_gaps() == [GapRange(3, 3, T0)]
     inbox.insert(3, texts[2])  # writer 1 commits long after
@@ -156,7 +156,7 @@ def test_a_row_committed_long_after_the_grace_is_applied_late_once() -> None:
     assert inbox.backfilled[3].status is proc.status
     assert store.inbox_gaps() == []
     assert store.gap_counters() == (1, 0)
-    assert store.cursor() == 4
+    assert store.inbox_cursor() == 4
     again = make_pump(store, inbox, clock)  # a replay applies nothing twice
     again.run()
     assert again.stats.processed == 0
@@ -174,13 +174,13 @@ def test_an_empty_gap_is_abandoned_after_the_horizon_and_nothing_stalls() -> Non
     wait_for(lambda: pump.stats.held_at == 3, "FIFO holds at the fresh gap 3")
     clock.advance(6)
     runner.join(timeout=30)
-    assert store.cursor() == 5
+    assert store.inbox_cursor() == 5
     assert store.inbox_gaps() == [GapRange(3, 3, T0)]
     inbox.insert(6, texts[5])
     clock.advance(60)  # past the horizon
     later = make_pump(store, inbox, clock)
     later.run()
-    assert store.cursor() == 6
+    assert store.inbox_cursor() == 6
     assert store.inbox_gaps() == []
     assert later.stats.gaps_abandoned == 1
     assert store.gap_counters() == (0, 1)
@@ -216,7 +216,7 @@ def test_gap_logic_off_reads_as_before() -> None:
     for mid in (1, 2, 4):
         inbox.insert(mid, texts[mid - 1])
     make_pump(store, inbox, clock, enabled=False).run()
-    assert store.cursor() == 4
+    assert store.inbox_cursor() == 4
     assert store.inbox_gaps() == []
 
 

@@ -274,7 +274,7 @@ def test_an_unwritable_store_is_waited_out_not_fatal() -> None:
     lease = FlakyLease(store, failures=5)
     seen: list[bool] = []
     pump = Pump(processor=ServiceProcessor(store, CoreConfig()), inbox=inbox, lease=lease,
-                backfills=store, read_cursor=store.cursor, settings=settings())  # fmt: skip
+                backfills=store, read_cursor=store.inbox_cursor, settings=settings())  # fmt: skip
     original = pump._acquire
 
     def watched() -> int | None:
