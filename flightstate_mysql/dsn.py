@@ -39,7 +39,7 @@ def parse_mysql_dsn(dsn: str) -> dict[str, Any]:
         raise ValueError("not a valid mysql:// URL (host or port)") from None
     if parts.scheme not in _SCHEMES:
         schemes = ", ".join(sorted(f"{s}://" for s in _SCHEMES))
-        raise ValueError(f"not a mysql:// DSN (expected {schemes})")
+        raise ValueError(f"not a mysql:// DSN: its scheme must be one of {schemes}")
     check_url_credentials(dsn, raw_at=True)
     kwargs: dict[str, Any] = {
         "host": parts.hostname or "127.0.0.1",

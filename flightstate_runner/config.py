@@ -142,6 +142,10 @@ def _seconds(maximum: float, *, zero_ok: bool = True) -> Any:
             low = "0" if zero_ok else "above 0"
             raise ConfigError(f"{attribute.name}: must be a finite number of seconds, {low} to "
                               f"{maximum:g}, got {value!r}")
+
+    return check
+
+
 def _finite_in(low: float, high: float) -> Any:
     """A validator: a finite number in [low, high] (NaN and infinities are refused)."""
 

@@ -319,6 +319,7 @@ class Runner:
         dispatcher = self.dispatcher
         metrics.kafka_unreachable.set(1 if dispatcher is not None and dispatcher.outage.down
                                       else 0)  # fmt: skip
+
     def _refresh_gap_metrics(self) -> None:
         """Open gaps from the store (true whoever leads); abandoned gaps counted from this
         process's pumps (a counter only grows)."""

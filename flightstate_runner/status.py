@@ -127,6 +127,8 @@ def _dead_lines(report: dict[str, Any]) -> list[str]:
     ids = ", ".join(f"#{d['message_id']}" for d in report["dead"])
     lines.append(f"  newest: {ids}  (`flightstate requeue ID` once the cause is fixed)")
     return lines
+
+
 def _gap_line(gaps: dict[str, Any]) -> str:
     oldest = gaps["oldest_age_s"]
     return (

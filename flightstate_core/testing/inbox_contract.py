@@ -213,6 +213,7 @@ class InboxContract:
         rows = inbox.read_unprocessed(ids[0], ids[4], 10)
         assert [r.message_id for r in rows] == [ids[2], ids[4]]  # (after, upto]
         assert [r.message_id for r in inbox.read_unprocessed(ids[0] - 1, ids[4], 1)] == [ids[0]]
+
     def test_reads_are_capped_by_bytes_as_well_as_rows(self, inbox_harness: InboxHarness) -> None:
         raws = [f"<MSG>{n}{'航' * 300}</MSG>" for n in range(5)]  # 912 bytes each
         ids = inbox_harness.insert(raws)

@@ -18,9 +18,8 @@ import pytest
 
 import flightstate_pg
 from flightstate_core.traffic import generate_day
+from flightstate_testing.mariadb_server import PrivateMariaDB
 from tests.fixtures import mysql, postgres
-from tests.fixtures.mariadb_private import PrivateMariaDB, mariadb_binaries
-from tests.fixtures.services import require_service
 from tests.fixtures.util import unique_name
 from tests.pump.harness import (
     fill_mysql_inbox,
@@ -159,15 +158,6 @@ def _lease_holder(pg: str) -> str | None:
             "SELECT HOLDER FROM PIPELINE_LOCK WHERE LOCK_NAME = 'pipeline'"
         ).fetchone()
     return None if row is None else row[0]
-
-
-@pytest.fixture
-def private_mariadb() -> Iterator[PrivateMariaDB]:
-    """A MariaDB of this test's own: the one it restarts (never the machine's shared server)."""
-    if mariadb_binaries() is None:
-        require_service("no mariadbd/mariadb-install-db to start a private MariaDB")
-    with PrivateMariaDB() as server:
-        yield server
 
 
 def test_pg_backend_terminated_and_mariadb_restarted_mid_run(

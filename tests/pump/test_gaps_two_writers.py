@@ -122,7 +122,6 @@ def open_gap(scene: Scene) -> tuple[int, Pump, threading.Thread]:
     return n, pump, thread
 
 
-
 def test_writer_commits_within_the_grace_row_applied_in_id_order(scene: Scene) -> None:
     n, _pump, thread = open_gap(scene)
     assert scene.proc(n + 1) is None  # FIFO holds at N: N+1 waits

@@ -316,6 +316,8 @@ def test_until_idle_with_failing_backfills_stops_after_the_wait() -> None:
     assert "UPDATE command denied" in stats.left_behind
     assert stats.backfill_failures == inbox.attempts >= 1
     assert len(store.pending_backfills(1000)) == len(raws)
+
+
 class Stuck(Recording):
     """Message ``stuck`` fails every time, even when the pump records it DEAD."""
 

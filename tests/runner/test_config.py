@@ -110,6 +110,8 @@ def test_takeover_bound_from_the_settings() -> None:
                                 "FLIGHTSTATE_DB_STATEMENT_TIMEOUT": "5"})  # fmt: skip
     assert config.takeover_bound() == pytest.approx(5 + 1 + 1 + 0.1)
     assert load_config(None, {}).takeover_bound() == pytest.approx(20 + 3 + 10 + 0.5)
+
+
 _NON_FINITE = ("nan", "inf", "-inf", "1e400")
 ALL_INTERFACES = "0.0.0.0"  # noqa: S104 - a value to parse, nothing binds here
 
