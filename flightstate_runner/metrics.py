@@ -127,7 +127,8 @@ class RunnerMetrics:
             server, _thread = start_http_server(port, addr=address, registry=self.registry)
         except OSError as exc:  # in use, privileged, or no such address: name the setting
             raise ConfigError(
-                f"metrics_port: cannot serve metrics on {address}:{port}: {exc.strerror or exc}"
+                f"metrics_port: cannot serve metrics on port {port} ({address}): "
+                f"{exc.strerror or exc}"
             ) from exc
         self._server = server
         host, bound = server.server_address[:2]
