@@ -14,14 +14,13 @@ Everything here is pure: ranges, the read plan, the set algebra the stores share
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from attrs import evolve, field, frozen
 
 from flightstate_core.errors import ConfigError
+from flightstate_core.numbers import in_range
 from flightstate_core.records import GapRange, InboxRow, ProcessedMessage
 
 __all__ = [
@@ -39,19 +38,6 @@ __all__ = [
 ]
 
 
-def _finite_range(low: float, high: float) -> Callable[[Any, Any, Any], None]:
-    """An attrs validator: a finite number in [low, high], else ConfigError naming it."""
-
-    def check(_instance: Any, attribute: Any, value: Any) -> None:
-        name = getattr(attribute, "name", "?")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{name}: {value!r} is not a number")
-        if not math.isfinite(value) or not low <= value <= high:
-            raise ConfigError(f"{name}: must be a finite number in [{low}, {high}], got {value!r}")
-
-    return check
-
-
 @frozen
 class GapSettings:
     """How the pump treats gaps (seconds unless said otherwise).
@@ -67,19 +53,19 @@ class GapSettings:
     """
 
     enabled: bool = True
-    grace: float = field(default=1.0, validator=_finite_range(0, 3600))
+    grace: float = field(default=1.0, validator=in_range(0, 3600))
     horizon: float = field(
-        default=6 * 3600.0, validator=_finite_range(1, 30 * 86400)
+        default=6 * 3600.0, validator=in_range(1, 30 * 86400)
     )
-    late_poll: float = field(default=1.0, validator=_finite_range(0, 3600))
-    recheck: float = field(default=0.02, validator=_finite_range(0.001, 10))
+    late_poll: float = field(default=1.0, validator=in_range(0, 3600))
+    recheck: float = field(default=0.02, validator=in_range(0.001, 10))
     reconcile_every: float = field(
-        default=300.0, validator=_finite_range(0, 86400)
+        default=300.0, validator=in_range(0, 86400)
     )
     reconcile_window: int = field(
-        default=100_000, validator=_finite_range(1, 100_000_000)
+        default=100_000, validator=in_range(1, 100_000_000)
     )
-    max_open: int = field(default=10_000, validator=_finite_range(1, 1_000_000))
+    max_open: int = field(default=10_000, validator=in_range(1, 1_000_000))
 
     def __attrs_post_init__(self) -> None:
         if self.horizon < self.grace:

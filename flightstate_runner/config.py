@@ -23,6 +23,7 @@ from flightstate_core.config import CoreConfig
 from flightstate_core.dsn import check_url_credentials, redact
 from flightstate_core.errors import ConfigError
 from flightstate_core.gaps import GapSettings
+from flightstate_core.numbers import check_number, in_range
 
 __all__ = ["ENV_PREFIX", "RunnerConfig", "check_number", "load_config", "redact"]
 
@@ -60,34 +61,13 @@ _DAY = 86_400.0
 _YEAR_DAYS = 3650.0  # ten years: a retention longer than that is a typo, not a policy
 
 
-def check_number(name: str, value: float, low: float, high: float, *, low_open: bool) -> None:
-    """*value* is a finite number in [low, high] ((low, high] with *low_open*), or a
-    ``ConfigError`` naming *name*. nan and inf are refused: they pass ``< 0`` checks and
-    then break whatever uses them (``OverflowError`` in a sleep, ``interval out of range``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{name}: {value!r} is not a finite number")
-    below = value <= low if low_open else value < low
-    if below or value > high:
-        left = "(" if low_open else "["
-        raise ConfigError(f"{name}: {value!r} is outside {left}{low:g}, {high:g}]")
-
-
-def _range(low: float, high: float, *, low_open: bool = False) -> Any:
-    """An attrs validator: ``check_number`` with the attribute's name."""
-
-    def validate(instance: object, attribute: Any, value: float) -> None:
-        check_number(attribute.name, value, low, high, low_open=low_open)
-
-    return validate
-
-
 def _positive(high: float) -> Any:
-    return _range(0, high, low_open=True)
+    return in_range(0, high, low_open=True)
 
 
 def _not_negative(high: float) -> Any:
     """0 turns the setting (a periodic task) off."""
-    return _range(0, high)
+    return in_range(0, high)
 
 
 def _bind_address(instance: object, attribute: Any, value: str) -> None:
@@ -134,28 +114,8 @@ def _mysql_dsn(instance: object, attribute: Any, value: str | None) -> None:
 
 
 def _seconds(maximum: float, *, zero_ok: bool = True) -> Any:
-    """A validator: a finite number of seconds in 0..maximum (above 0 unless *zero_ok*)."""
-
-    def check(instance: object, attribute: Any, value: float) -> None:
-        low_ok = value >= 0 if zero_ok else value > 0
-        if not (math.isfinite(value) and low_ok and value <= maximum):
-            low = "0" if zero_ok else "above 0"
-            raise ConfigError(f"{attribute.name}: must be a finite number of seconds, {low} to "
-                              f"{maximum:g}, got {value!r}")
-
-    return check
-
-
-def _finite_in(low: float, high: float) -> Any:
-    """A validator: a finite number in [low, high] (NaN and infinities are refused)."""
-
-    def check(instance: object, attribute: Any, value: float) -> None:
-        if not math.isfinite(value) or not low <= value <= high:
-            raise ConfigError(
-                f"{attribute.name}: must be a finite number in [{low:g}, {high:g}], got {value!r}"
-            )
-
-    return check
+    """Seconds in [0, maximum] ((0, maximum] unless *zero_ok*)."""
+    return in_range(0, maximum, low_open=not zero_ok)
 
 
 def _transactional_id(instance: object, attribute: Any, value: str) -> None:
@@ -179,7 +139,7 @@ class RunnerConfig:
     topic_msg: str = "msg"
     batch_size: int = field(default=1000, validator=_positive(100_000))
     batch_max_bytes: int = field(
-        default=DEFAULT_BATCH_MAX_BYTES, validator=_range(_MIB, 4096 * _MIB)
+        default=DEFAULT_BATCH_MAX_BYTES, validator=in_range(_MIB, 4096 * _MIB)
     )
     backoff_initial: float = field(default=0.2, validator=_positive(3600))
     backoff_max: float = field(default=10.0, validator=_positive(3600))
@@ -213,10 +173,10 @@ class RunnerConfig:
     kafka_transactional_id: str = field(default="", validator=_transactional_id)
     kafka_outage_log_every: float = field(default=60.0, validator=_seconds(86400, zero_ok=False))
     # gap-aware inbox reading (docs/design.md "Gaps in the inbox ids"), seconds / ids
-    gap_grace: float = field(default=1.0, validator=_finite_in(0, 3600))
-    gap_horizon: float = field(default=21600.0, validator=_finite_in(1, 30 * 86400))
-    gap_reconcile_interval: float = field(default=300.0, validator=_finite_in(0, 86400))
-    gap_reconcile_window: int = field(default=100_000, validator=_finite_in(1, 100_000_000))
+    gap_grace: float = field(default=1.0, validator=in_range(0, 3600))
+    gap_horizon: float = field(default=21600.0, validator=in_range(1, 30 * 86400))
+    gap_reconcile_interval: float = field(default=300.0, validator=in_range(0, 86400))
+    gap_reconcile_window: int = field(default=100_000, validator=in_range(1, 100_000_000))
     log_level: str = field(default="INFO", validator=_level)
     holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
 
