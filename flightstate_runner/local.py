@@ -21,6 +21,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from flightstate_testing.ports import free_local_port
+
 __all__ = ["LocalBroker", "LocalPostgres", "broker_available"]
 
 
@@ -86,12 +88,6 @@ def broker_available() -> str | None:
         return None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _port_open(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.3)
@@ -103,7 +99,7 @@ class LocalBroker:
 
     def __init__(self, binary: str) -> None:
         self.binary = binary
-        self.port = _free_port()
+        self.port = free_local_port()  # below the ephemeral range, like the test fixtures
         self.bootstrap = f"127.0.0.1:{self.port}"
         self.root = Path(tempfile.mkdtemp(prefix="fs-demo-kafka-"))
         self._proc: subprocess.Popen[bytes] | None = None
