@@ -39,12 +39,11 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from functools import partial
 from types import FrameType
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from attrs import define, evolve, field, frozen
 
 from flightstate_core import service
-from flightstate_core.config import CoreConfig
 from flightstate_core.errors import LeadershipLost, TransientError
 from flightstate_core.gap_keeper import GapKeeper
 from flightstate_core.gaps import GapSettings
@@ -54,8 +53,9 @@ from flightstate_core.ports import (
     GapReader,
     Inbox,
     LeaderLease,
-    StateStore,
+    MessageProcessor,
 )
+from flightstate_core.processor import ServiceProcessor
 from flightstate_core.records import GapRange, InboxRow, ProcessedMessage
 
 __all__ = [
@@ -141,76 +141,6 @@ class PumpStats:
     def processed(self) -> int:
         """Messages finished by this pump (every outcome)."""
         return sum(self.outcomes.values())
-
-
-class MessageProcessor(Protocol):
-    """The service bound to a store, config and clock (``ServiceProcessor``).
-
-    Results are ``None`` for a replay (the message already had a PROC_STATE row).
-    """
-
-    def process_batch(
-        self, rows: Sequence[InboxRow], epoch: int | None
-    ) -> Sequence[ProcessedMessage]:
-        """Finish every row in FIFO order in one transaction, or raise after committing a
-        prefix (the caller then retries the rows one by one: committed ones are replays)."""
-
-    def process_message(
-        self, row: InboxRow, epoch: int | None, attempts: int
-    ) -> ProcessedMessage | None:
-        """Finish one message in its own transaction."""
-
-    def record_dead(
-        self, row: InboxRow, reason: str, epoch: int | None, attempts: int
-    ) -> ProcessedMessage | None:
-        """Record the message DEAD with *reason*, nothing applied."""
-
-
-class ServiceProcessor:
-    """``MessageProcessor`` over ``flightstate_core.service`` and one store."""
-
-    def __init__(
-        self,
-        store: StateStore,
-        config: CoreConfig,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        after_save: service.AfterSave | None = None,
-    ) -> None:
-        self._store = store
-        self._config = config
-        self._clock = clock
-        self._after_save = after_save
-
-    def prepare(self, rows: Sequence[InboxRow]) -> Sequence[InboxRow]:
-        """Decode *rows* ahead of ``process_batch`` (see ``service.PreparedRows``)."""
-        return service.prepare_rows(rows, self._config)
-
-    def process_batch(
-        self, rows: Sequence[InboxRow], epoch: int | None
-    ) -> Sequence[ProcessedMessage]:
-        """See ``service.process_batch``."""
-        return service.process_batch(
-            self._store, rows, self._config, now=self._clock(), epoch=epoch,
-            after_save=self._after_save,
-        )  # fmt: skip
-
-    def process_message(
-        self, row: InboxRow, epoch: int | None, attempts: int
-    ) -> ProcessedMessage | None:
-        """See ``service.process_message``."""
-        return service.process_message(
-            self._store, row, self._config, now=self._clock(), epoch=epoch,
-            attempts=attempts, after_save=self._after_save,
-        )  # fmt: skip
-
-    def record_dead(
-        self, row: InboxRow, reason: str, epoch: int | None, attempts: int
-    ) -> ProcessedMessage | None:
-        """See ``service.record_dead``."""
-        return service.record_dead(
-            self._store, row, reason, self._config,
-            now=self._clock(), epoch=epoch, attempts=attempts,
-        )  # fmt: skip
 
 
 _T = TypeVar("_T")

@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
-from flightstate_core.pump import MessageProcessor
+from flightstate_core.ports import MessageProcessor
 from flightstate_core.records import InboxRow, ProcessedMessage
 from flightstate_runner.metrics import RunnerMetrics, dead_reason
 
@@ -73,8 +73,7 @@ class ObservedProcessor:
 
     def prepare(self, rows: Sequence[InboxRow]) -> Sequence[InboxRow]:
         """Delegate the pump's decode-ahead (see ``ServiceProcessor.prepare``)."""
-        prepare = getattr(self._inner, "prepare", None)
-        return rows if prepare is None else prepare(rows)
+        return self._inner.prepare(rows)
 
     def process_batch(
         self, rows: Sequence[InboxRow], epoch: int | None

@@ -16,7 +16,8 @@ from attrs import define
 from flightstate_core.budget import ReadBudget
 from flightstate_core.errors import ConfigError, PermanentError
 from flightstate_core.ports import Inbox
-from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
+from flightstate_core.processor import ServiceProcessor
+from flightstate_core.pump import Backoff, Pump, PumpSettings
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox

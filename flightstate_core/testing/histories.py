@@ -43,8 +43,8 @@ from flightstate_core.messages import (
     ScheduleMessage,
     StandUpdate,
 )
+from flightstate_core.outcome import Undecodable
 from flightstate_core.records import InboxRow
-from flightstate_core.service import Undecodable
 from flightstate_core.testing import strategies as shared
 from flightstate_core.values import CLEAR, Clear, Set
 

@@ -40,6 +40,11 @@ def process(store: MemoryStore, mid: int, message: Any, **kw: Any) -> ProcessedM
     return result
 
 
+def decoded_ahead(rows: list[InboxRow], messages: dict[int, Any]) -> service.PreparedRows:
+    """The rows with their decoding done ahead (as the pump's ``prepare`` would)."""
+    return service.PreparedRows(rows, {r.message_id: (r.raw, messages[r.message_id]) for r in rows})
+
+
 STND = flop("STND", record("9", {"STND": Set("1")}), seqn="77")
 
 
@@ -191,9 +196,7 @@ class FailingStore(MemoryStore):
             yield tx
 
 
-def test_batch_write_failure_commits_nothing_and_raises(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_batch_write_failure_commits_nothing_and_raises() -> None:
     """The batch is written once: if that write fails, no message of it commits (the
     pump then retries one message at a time, so only the failing one is affected)."""
     store = FailingStore(fail_id=2)
@@ -203,15 +206,15 @@ def test_batch_write_failure_commits_nothing_and_raises(
         2: flop("RUNW", record("9", {"RUNW": Set("R")})),
         3: flop("TRML", record("9", {"TRML": Set("T")})),
     }
-    monkeypatch.setattr(service, "decode_row", lambda r, c: messages[r.message_id])
     with pytest.raises(RuntimeError, match="disk full"):
-        process_batch(store, rows, CONFIG, now=NOW, epoch=None)
+        process_batch(store, decoded_ahead(rows, messages), CONFIG, now=NOW, epoch=None)
     assert [store.proc(i) for i in (1, 2, 3)] == [None, None, None]
     assert "9" not in store.flights()
     # one at a time: message 1 commits, message 2 fails alone, message 3 waits
-    assert process_message(store, rows[0], CONFIG, now=NOW, epoch=None) is not None
+    assert process_message(store, rows[0], CONFIG, now=NOW, epoch=None,
+                           decoded=messages[1]) is not None  # fmt: skip
     with pytest.raises(RuntimeError, match="disk full"):
-        process_message(store, rows[1], CONFIG, now=NOW, epoch=None)
+        process_message(store, rows[1], CONFIG, now=NOW, epoch=None, decoded=messages[2])
     assert store.proc(1) is not None
     assert store.proc(2) is None
     assert store.flights()["9"].scalars == {"STND": "1"}
@@ -222,7 +225,7 @@ def test_batch_decide_failure_commits_earlier_and_raises(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A message whose deciding raises: the ones before it commit, it and later ones wait."""
-    import flightstate_core.batch as batch_module  # noqa: PLC0415
+    import flightstate_core.unit_of_work as engine  # noqa: PLC0415
 
     store = MemoryStore()
     rows = [row(1), row(2), row(3)]
@@ -231,17 +234,16 @@ def test_batch_decide_failure_commits_earlier_and_raises(
         2: flop("RUNW", record("9", {"RUNW": Set("R")})),
         3: flop("TRML", record("9", {"TRML": Set("T")})),
     }
-    monkeypatch.setattr(service, "decode_row", lambda r, c: messages[r.message_id])
-    real_decide = batch_module.decide
+    real_decide = engine.decide
 
     def decide(current, message, config, ctx):  # type: ignore[no-untyped-def]
         if ctx.message_id == 2:
             raise RuntimeError("handler bug")
         return real_decide(current, message, config, ctx)
 
-    monkeypatch.setattr(batch_module, "decide", decide)
+    monkeypatch.setattr(engine, "decide", decide)
     with pytest.raises(RuntimeError, match="handler bug") as info:
-        process_batch(store, rows, CONFIG, now=NOW, epoch=None)
+        process_batch(store, decoded_ahead(rows, messages), CONFIG, now=NOW, epoch=None)
     assert any("failed at message 2" in n for n in info.value.__notes__)
     assert store.proc(1) is not None
     assert store.proc(2) is None

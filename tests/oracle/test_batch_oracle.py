@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from typing import Any
-from unittest.mock import patch
 
 import oracledb
 import pytest
@@ -18,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flightstate_core import service
-from flightstate_core.batch import BatchTransaction
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import FlightstateError
 from flightstate_core.memory import MemoryStore
@@ -26,6 +24,7 @@ from flightstate_core.service import process_batch, process_message
 from flightstate_core.testing.histories import Step, histories, history_rows
 from flightstate_core.testing.store_contract import NOW as SAMPLE_TIME
 from flightstate_core.testing.store_contract import flight, processed
+from flightstate_core.unit_of_work import BatchTransaction
 from flightstate_oracle import OracleOutbox, OracleStore
 from flightstate_oracle.presence import decode_text, parse_empty_codes
 from tests.fixtures.services import ORACLE_SKIP_REASON
@@ -56,18 +55,19 @@ def _batched(store: OracleStore, history: list[Step], size: int) -> None:
     entries = list(history_rows(history, NOW))
     decoded = {row.message_id: message for row, message in entries}
     rows = [row for row, _ in entries]
-    with patch.object(service, "decode_row", lambda r, _c: decoded[r.message_id]):
-        for start in range(0, len(rows), size):
-            chunk = rows[start : start + size]
-            try:
-                process_batch(store, chunk, CONFIG, now=NOW, epoch=None)
-            except FlightstateError:
-                for row in chunk:
-                    try:
-                        process_message(store, row, CONFIG, now=NOW, epoch=None,
-                                        decoded=decoded[row.message_id])  # fmt: skip
-                    except FlightstateError:
-                        continue
+    for start in range(0, len(rows), size):
+        chunk = rows[start : start + size]
+        # already decoded: handed over as the pump's decode-ahead does
+        ahead = {row.message_id: (row.raw, decoded[row.message_id]) for row in chunk}
+        try:
+            process_batch(store, service.PreparedRows(chunk, ahead), CONFIG, now=NOW, epoch=None)
+        except FlightstateError:
+            for row in chunk:
+                try:
+                    process_message(store, row, CONFIG, now=NOW, epoch=None,
+                                    decoded=decoded[row.message_id])  # fmt: skip
+                except FlightstateError:
+                    continue
 
 
 def _events(store: OracleStore) -> list[tuple[Any, ...]]:

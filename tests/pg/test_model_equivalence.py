@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
-from unittest.mock import patch
 
 import psycopg
 import pytest
@@ -17,8 +16,9 @@ from flightstate_core import service
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import FlightstateError
 from flightstate_core.memory import MemoryStore
-from flightstate_core.service import _process_in_tx, process_batch, process_message
+from flightstate_core.service import process_batch, process_message
 from flightstate_core.testing.histories import Step, histories, history_rows
+from flightstate_core.unit_of_work import Work, apply_locked, locked_transaction
 from flightstate_core.wire import wire
 from flightstate_pg import PgStore
 
@@ -111,12 +111,11 @@ def test_one_transaction_with_savepoints_equals_one_by_one(
     _reset(pg_store.dsn)  # type: ignore[attr-defined]
     memory = MemoryStore()
     _run(memory, history)
-    with pg_store.transaction() as tx:
-        tx.lock_pipeline(None)
+    with locked_transaction(pg_store, None) as tx:
         for row, message in history_rows(history, NOW):
             try:
                 with tx.savepoint():
-                    _process_in_tx(tx, row, message, CONFIG, NOW, 1)
+                    apply_locked(tx, [Work(row, message)], CONFIG, now=NOW)
             except FlightstateError:
                 continue  # rolled back to its savepoint; the memory run saw the same error
     assert list(pg_store.iter_flights(page_size=4)) == list(memory.iter_flights())
@@ -129,19 +128,20 @@ def _run_batched(store: PgStore, history: list[Step], size: int) -> None:
     entries = list(history_rows(history, NOW))
     decoded = {row.message_id: message for row, message in entries}
     rows = [row for row, _ in entries]
-    # decode_row is ours: the history's messages are already decoded, so look them up
-    with patch.object(service, "decode_row", lambda r, _c: decoded[r.message_id]):
-        for start in range(0, len(rows), size):
-            chunk = rows[start : start + size]
-            try:
-                process_batch(store, chunk, CONFIG, now=NOW, epoch=None)
-            except FlightstateError:
-                for row in chunk:
-                    try:
-                        process_message(store, row, CONFIG, now=NOW, epoch=None,
-                                        decoded=decoded[row.message_id])  # fmt: skip
-                    except FlightstateError:
-                        continue
+    for start in range(0, len(rows), size):
+        chunk = rows[start : start + size]
+        # the history's messages are already decoded: hand them over as the pump's
+        # decode-ahead does
+        ahead = {row.message_id: (row.raw, decoded[row.message_id]) for row in chunk}
+        try:
+            process_batch(store, service.PreparedRows(chunk, ahead), CONFIG, now=NOW, epoch=None)
+        except FlightstateError:
+            for row in chunk:
+                try:
+                    process_message(store, row, CONFIG, now=NOW, epoch=None,
+                                    decoded=decoded[row.message_id])  # fmt: skip
+                except FlightstateError:
+                    continue
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=_SUPPRESS)
@@ -149,7 +149,7 @@ def _run_batched(store: PgStore, history: list[Step], size: int) -> None:
 def test_batch_engine_equals_one_by_one(
     pg_store: PgStore, history: list[Step], size: int
 ) -> None:
-    """Batch-level reads and one write per batch (flightstate_core.batch) on PostgreSQL end
+    """Batch-level reads and one write per batch (flightstate_core.unit_of_work) on PostgreSQL end
     exactly where the memory store ends one message at a time: states, events, PROC_STATE,
     cursor."""
     _reset(pg_store.dsn)  # type: ignore[attr-defined]

@@ -11,7 +11,9 @@ import pytest
 
 from flightstate_core import service
 from flightstate_core.config import CoreConfig
-from flightstate_core.records import InboxRow
+from flightstate_core.messages import Message
+from flightstate_core.ports import StateTransaction
+from flightstate_core.records import InboxRow, ProcessedMessage
 from flightstate_core.state import FlightState
 from flightstate_pg import PgStore
 
@@ -75,15 +77,12 @@ def test_a_rolled_back_transaction_leaves_the_cache_alone(
     _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
     row = InboxRow(2, _flop("RUNW", "F1", "<RUNW>02L</RUNW>", 2))
 
-    def save_then_fail() -> None:
-        with first.transaction() as tx:
-            tx.lock_pipeline(None)
-            decoded = service.decode_row(row, CONFIG)
-            service._process_in_tx(tx, row, decoded, CONFIG, NOW, 1)
-            raise RuntimeError("after save")
+    def fail_after_save(_tx: StateTransaction, _m: Message, _p: ProcessedMessage) -> None:
+        raise RuntimeError("after save")  # inside the transaction, after the save
 
     with pytest.raises(RuntimeError, match="after save"):
-        save_then_fail()
+        service.process_message(first, row, CONFIG, now=NOW, epoch=None,
+                                after_save=fail_after_save)  # fmt: skip
     _apply(first, 3, _flop("TRML", "F1", "<TRML>T2</TRML>", 3))
     state = _state(first, "F1")
     assert state.scalars == {"STND": "S1", "TRML": "T2"}  # RUNW never committed

@@ -15,7 +15,7 @@ import pytest
 
 import flightstate_pg
 from flightstate_core.errors import ConfigError
-from flightstate_core.pump import ServiceProcessor
+from flightstate_core.processor import ServiceProcessor
 from flightstate_core.records import GapRange, InboxRow
 from flightstate_core.traffic import generate_day
 from flightstate_runner.config import load_config

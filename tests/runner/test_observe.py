@@ -6,7 +6,7 @@ import logging
 
 from flightstate_core.config import CoreConfig
 from flightstate_core.memory import MemoryStore
-from flightstate_core.pump import ServiceProcessor
+from flightstate_core.processor import ServiceProcessor
 from flightstate_core.records import InboxRow
 from flightstate_core.traffic import TrafficGenerator
 from flightstate_runner.metrics import RunnerMetrics, dead_reason
