@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from attrs import define, evolve, field, frozen
 
+from flightstate_core.decision import Outcome
 from flightstate_core.errors import LeadershipLost, PermanentError
 from flightstate_core.gaps import gaps_after, late_count, touches_gaps
 from flightstate_core.records import (
@@ -29,6 +30,7 @@ from flightstate_core.records import (
     ProcRecord,
     SnapLogEntry,
 )
+from flightstate_core.requeue import DeadClaim
 from flightstate_core.state import FlightState
 
 __all__ = ["MemoryInbox", "MemoryStore", "MemoryTransaction"]
@@ -151,6 +153,17 @@ class MemoryTransaction:
             name = self._store.inbox_name
             tables.gaps[name] = gaps_after(tables.gaps.get(name, []), [processed])
             tables.late_rows[name] = tables.late_rows.get(name, 0) + late_count([processed])
+
+    def claim_dead(self, message_id: int) -> DeadClaim | None:
+        """``DeadMessages``: remove a DEAD message's PROC_STATE row for requeue."""
+        proc = self.tables.procs.get(message_id)
+        if proc is None or proc.status is not Outcome.DEAD:
+            return None
+        del self.tables.procs[message_id]
+        return DeadClaim(message_id, proc.reason, proc.attempts)
+
+    def requeue_done(self, claim: DeadClaim, status: Outcome) -> None:
+        """``DeadMessages``: nothing to complete (the memory store keeps no audit)."""
 
     def get_cursor(self) -> int:
         """INBOX_CURSOR of the store's inbox (0 when none was saved)."""

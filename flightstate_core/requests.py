@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Any, Final, Protocol, TypeAlias, TypeGuard
+from typing import Any, Final, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 import attrs
 from attrs import frozen
@@ -29,7 +29,7 @@ from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
 from flightstate_core.errors import ProtocolError
 from flightstate_core.messages import Envelope, Message, ScheduleMessage, ScheduleRequest
-from flightstate_core.ports import Inbox
+from flightstate_core.ports import Inbox, StateTransaction
 from flightstate_core.records import ProcessedMessage
 from flightstate_core.times import parse_time
 from flightstate_core.values import Set
@@ -43,6 +43,7 @@ __all__ = [
     "RequestStatusReport",
     "ResponseLog",
     "ScheduleRequestRecord",
+    "ScheduleResponses",
     "Window",
     "applied_response",
     "count_actions",
@@ -55,6 +56,7 @@ __all__ = [
     "response_window",
     "rqfd_text",
     "schedule_request_message",
+    "schedule_response_hook",
     "window_from_inbox",
 ]
 
@@ -313,3 +315,32 @@ class RequestStatusReport:
                 for r in self.requests
             ],
         }  # fmt: skip
+
+
+@runtime_checkable
+class ScheduleResponses(Protocol):
+    """Optional on a transaction: its store keeps schedule requests (SCHD_REQUEST), so an
+    applied SCHD RESP is matched inside the transaction that applies it (PostgreSQL and
+    Oracle; a store without them leaves matching to nobody, as the memory store does)."""
+
+    def match_schedule_response(
+        self, message: ScheduleMessage, message_id: int, config: CoreConfig, *,
+        now: datetime | None = None,
+    ) -> int | None:  # fmt: skip
+        """Mark the oldest open request covering the RESP's SODT range ANSWERED and return
+        its REQUEST_ID, else log the RESP unsolicited (None); idempotent per message id."""
+
+
+def schedule_response_hook(
+    config: CoreConfig,
+) -> Callable[[StateTransaction, Message, ProcessedMessage], None]:
+    """An after-save hook for the unit of work: matches a SUCCEEDED SCHD RESP inside the
+    transaction that applied it; every other message, and a store without
+    ``ScheduleResponses``, passes untouched."""
+
+    def hook(tx: StateTransaction, message: Message, processed: ProcessedMessage) -> None:
+        if applied_response(message, processed) and isinstance(tx, ScheduleResponses):
+            now = processed.proc.processed_at
+            tx.match_schedule_response(message, processed.proc.message_id, config, now=now)
+
+    return hook

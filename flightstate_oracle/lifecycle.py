@@ -46,6 +46,7 @@ from flightstate_core.lifecycle import (
     run_batches,
 )
 from flightstate_core.state import FlightState
+from flightstate_core.unit_of_work import locked_transaction as core_locked_transaction
 from flightstate_oracle import sql, sql_ops
 from flightstate_oracle.db import query, run_many
 from flightstate_oracle.errors import oracle_errors
@@ -79,9 +80,9 @@ def transaction_connection(tx: OracleTransaction) -> oracledb.Connection:
 def locked_transaction(
     store: OracleStore, epoch: int | None
 ) -> Iterator[tuple[OracleTransaction, oracledb.Connection]]:
-    """A store transaction holding PIPELINE_LOCK (fenced by ``epoch``), and its connection."""
-    with store.transaction() as tx:
-        tx.lock_pipeline(epoch)
+    """The core's locked transaction (``flightstate_core.unit_of_work``, the one place
+    PIPELINE_LOCK is taken, fenced by ``epoch``) and its connection."""
+    with core_locked_transaction(store, epoch) as tx:
         yield tx, tx.connection
 
 

@@ -18,7 +18,7 @@ pure, in ``flightstate_core.requests``. 11g differences, all in ``sql_ops``:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -26,9 +26,8 @@ from typing import Any
 import oracledb
 
 from flightstate_core.config import CoreConfig
-from flightstate_core.messages import Message, ScheduleMessage
-from flightstate_core.ports import Inbox, StateTransaction
-from flightstate_core.records import ProcessedMessage
+from flightstate_core.messages import ScheduleMessage
+from flightstate_core.ports import Inbox
 from flightstate_core.requests import (
     ROUTING_RQFD,
     Outbound,
@@ -38,7 +37,6 @@ from flightstate_core.requests import (
     RequestStatusReport,
     ScheduleRequestRecord,
     Window,
-    applied_response,
     count_actions,
     match_logged,
     next_action,
@@ -46,6 +44,7 @@ from flightstate_core.requests import (
     require_response,
     response_window,
     rqfd_text,
+    schedule_response_hook,
     window_from_inbox,
 )
 from flightstate_oracle import sql_ops
@@ -232,20 +231,6 @@ def match_schedule_response(
     window = response_window(message, config)
     with oracle_errors():
         return match_logged(_ResponseLog(conn), message_id, window, as_of=None, now=now)
-
-
-def schedule_response_hook(
-    config: CoreConfig,
-) -> Callable[[StateTransaction, Message, ProcessedMessage], None]:
-    """An after-save hook for ``service``/``batch``: matches a SUCCEEDED SCHD RESP inside
-    the transaction that applied it; every other message passes untouched."""
-
-    def hook(tx: StateTransaction, message: Message, processed: ProcessedMessage) -> None:
-        if applied_response(message, processed) and isinstance(tx, OracleTransaction):
-            now = processed.proc.processed_at
-            match_schedule_response(tx, message, processed.proc.message_id, config, now=now)
-
-    return hook
 
 
 def _window_from_store(conn: Conn, message_id: int) -> Window:

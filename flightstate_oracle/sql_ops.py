@@ -279,3 +279,13 @@ SNAPS_OF_FLIGHT: Final = register(
     f"SELECT MESSAGE_ID, STYP, FLIDS, {_utc('CREATED_AT')} FROM SCHD_SNAP_LOG "
     "WHERE DBMS_LOB.INSTR(FLIDS, :NEEDLE) > 0 ORDER BY MESSAGE_ID",
 )
+# Requeue (flightstate_core.requeue): take a DEAD message's PROC_STATE row back. Under
+# PIPELINE_LOCK no other writer touches PROC_STATE, so a plain read, then the delete.
+DEAD_PROC: Final = register(
+    "dead_proc",
+    "SELECT REASON, ATTEMPTS FROM PROC_STATE WHERE MESSAGE_ID = :MESSAGE_ID AND STATUS = 'DEAD'",
+)
+DEAD_PROC_DELETE: Final = register(
+    "dead_proc_delete",
+    "DELETE FROM PROC_STATE WHERE MESSAGE_ID = :MESSAGE_ID AND STATUS = 'DEAD'",
+)

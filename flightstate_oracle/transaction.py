@@ -9,7 +9,7 @@ sibling reuses the name (Oracle moves a re-declared savepoint). Oracle has no RE
 SAVEPOINT; a savepoint simply ends with the transaction. Loaded and saved states are cached
 as in flightstate_pg, and a savepoint rollback restores the cache.
 
-Batch reads (``get_procs``, ``find_duplicates``; ``flightstate_core.batch``) chunk their keys
+Batch reads (``get_procs``, ``find_duplicates``; ``flightstate_core.unit_of_work``) chunk their keys
 into fixed-size IN lists of ``sql.IN_LIST_SIZE`` (100) binds padded with NULL, the same way
 ``load`` reads flights. Why not a collection bind (``TABLE(:ids)``) or a global temporary
 table: both need schema objects (a ``CREATE TYPE`` / a GTT) and extra round trips (the
@@ -32,10 +32,14 @@ from zoneinfo import ZoneInfo
 
 import oracledb
 
+from flightstate_core.config import CoreConfig
+from flightstate_core.decision import Outcome
 from flightstate_core.errors import LeadershipLost, PermanentError
+from flightstate_core.messages import ScheduleMessage
 from flightstate_core.records import ProcessedMessage, ProcRecord
+from flightstate_core.requeue import DeadClaim
 from flightstate_core.state import FlightState
-from flightstate_oracle import sql
+from flightstate_oracle import _requeue, sql
 from flightstate_oracle.db import query, run
 from flightstate_oracle.errors import oracle_errors
 from flightstate_oracle.load import chunked, codeshare_flids, fetch_states, in_params
@@ -87,6 +91,24 @@ class OracleTransaction:
     def connection(self) -> oracledb.Connection:
         """The open connection (package-internal writers: lifecycle, requests, operator)."""
         return self._conn
+
+    def match_schedule_response(
+        self, message: ScheduleMessage, message_id: int, config: CoreConfig, *,
+        now: datetime | None = None,
+    ) -> int | None:  # fmt: skip
+        """``ScheduleResponses``: match an applied SCHD RESP in this transaction."""
+        from flightstate_oracle.requests import match_schedule_response  # noqa: PLC0415 - cycle
+
+        return match_schedule_response(self._conn, message, message_id, config, now=now)
+
+    @_guarded
+    def claim_dead(self, message_id: int) -> DeadClaim | None:
+        """``DeadMessages``: take a DEAD message back for requeue (no audit table here)."""
+        self._require_lock()
+        return _requeue.claim_dead(self._conn, message_id)
+
+    def requeue_done(self, claim: DeadClaim, status: Outcome) -> None:
+        """``DeadMessages``: nothing to complete (the Oracle schema keeps no audit)."""
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

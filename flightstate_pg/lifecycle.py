@@ -33,7 +33,6 @@ from attrs import frozen
 from flightstate_core.catalog import TERMINAL_EVIDENCE_SCALARS
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import OutboxEvent
-from flightstate_core.errors import PermanentError
 from flightstate_core.layout import DETAIL_TABLES, MAIN_TABLE, DetailTable
 from flightstate_core.lifecycle import (
     CLEANUP_STEPS,
@@ -45,6 +44,7 @@ from flightstate_core.lifecycle import (
     cleanup_batch,
     run_batches,
 )
+from flightstate_core.unit_of_work import locked_transaction as core_locked_transaction
 from flightstate_pg._schema import MAIN
 from flightstate_pg.store import PgStore
 from flightstate_pg.transaction import PgTransaction
@@ -72,23 +72,16 @@ _EVENT_INSERT: Final = (
 
 
 def transaction_connection(tx: PgTransaction) -> Conn:
-    """The connection of an open ``PgTransaction``.
-
-    Stop-gap: ``PgTransaction`` has no public accessor yet (requested: a ``connection``
-    property); this reads it without changing the store.
-    """
-    conn = getattr(tx, "connection", None) or getattr(tx, "_conn", None)
-    if not isinstance(conn, psycopg.Connection):
-        raise PermanentError("PgTransaction exposes no connection")
-    return conn
+    """The connection of an open ``PgTransaction`` (for this package's SQL writers)."""
+    return tx.connection
 
 
 @contextmanager
 def locked_transaction(store: PgStore, epoch: int | None) -> Iterator[tuple[PgTransaction, Conn]]:
-    """A store transaction holding PIPELINE_LOCK (fenced by ``epoch``), and its connection."""
-    with store.transaction() as tx:
-        tx.lock_pipeline(epoch)
-        yield tx, transaction_connection(tx)
+    """The core's locked transaction (``flightstate_core.unit_of_work``, the one place
+    PIPELINE_LOCK is taken, fenced by ``epoch``) and its connection."""
+    with core_locked_transaction(store, epoch) as tx:
+        yield tx, tx.connection
 
 
 # --------------------------------------------------------------------------- candidates

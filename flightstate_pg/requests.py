@@ -7,8 +7,9 @@ Why it looks like this:
 - Requests live in SCHD_REQUEST, every applied SCHD RESP gets one SCHD_RESPONSE_LOG row
   (REQUEST_ID NULL = unsolicited). That row's primary key makes matching idempotent, so
   the two ways in can coexist:
-  ``match_schedule_response`` inside the transaction that applies the RESP (needs a hook in
-  ``service``), and ``reconcile_responses`` afterwards from PROC_STATE (works today).
+  ``match_schedule_response`` inside the transaction that applies the RESP (the core's
+  ``schedule_response_hook``, through ``PgTransaction``'s ``ScheduleResponses``
+  capability), and ``reconcile_responses`` afterwards from PROC_STATE.
 - Reconciling later must judge "open" as it was when the RESP was applied: a request
   created after the RESP's PROCESSED_AT is not a candidate, and one marked FAILED after
   that moment still is (a late answer turns it ANSWERED).
@@ -22,7 +23,7 @@ Why it looks like this:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Final
@@ -30,9 +31,8 @@ from typing import Any, Final
 import psycopg
 
 from flightstate_core.config import CoreConfig
-from flightstate_core.messages import Message, ScheduleMessage
-from flightstate_core.ports import Inbox, StateTransaction
-from flightstate_core.records import ProcessedMessage
+from flightstate_core.messages import ScheduleMessage
+from flightstate_core.ports import Inbox
 from flightstate_core.requests import (
     ROUTING_RQFD,
     Outbound,
@@ -42,7 +42,6 @@ from flightstate_core.requests import (
     RequestStatusReport,
     ScheduleRequestRecord,
     Window,
-    applied_response,
     count_actions,
     match_logged,
     next_action,
@@ -50,6 +49,7 @@ from flightstate_core.requests import (
     require_response,
     response_window,
     rqfd_text,
+    schedule_response_hook,
     window_from_inbox,
 )
 from flightstate_pg.lifecycle import transaction_connection
@@ -256,20 +256,6 @@ def match_schedule_response(
     )
     window = response_window(message, config)
     return match_logged(_ResponseLog(conn), message_id, window, as_of=None, now=now)
-
-
-def schedule_response_hook(
-    config: CoreConfig,
-) -> Callable[[StateTransaction, Message, ProcessedMessage], None]:
-    """An after-save hook for ``service`` (once it has one): matches a SUCCEEDED SCHD RESP
-    inside the transaction that applied it; every other message passes untouched."""
-
-    def hook(tx: StateTransaction, message: Message, processed: ProcessedMessage) -> None:
-        if applied_response(message, processed) and isinstance(tx, PgTransaction):
-            now = processed.proc.processed_at
-            match_schedule_response(tx, message, processed.proc.message_id, config, now=now)
-
-    return hook
 
 
 def _window_from_store(conn: Conn, message_id: int) -> Window:

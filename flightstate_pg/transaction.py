@@ -21,10 +21,14 @@ from typing import Any, Final, ParamSpec, TypeVar
 
 import psycopg
 
+from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
 from flightstate_core.errors import LeadershipLost, PermanentError
+from flightstate_core.messages import ScheduleMessage
 from flightstate_core.records import ProcessedMessage, ProcRecord
+from flightstate_core.requeue import DeadClaim
 from flightstate_core.state import FlightState
+from flightstate_pg import _requeue
 from flightstate_pg._cache import StateCache
 from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
@@ -104,6 +108,26 @@ class PgTransaction:
     def connection(self) -> Conn:
         """The open connection (package-internal writers: lifecycle, requests, operator)."""
         return self._conn
+
+    def match_schedule_response(
+        self, message: ScheduleMessage, message_id: int, config: CoreConfig, *,
+        now: datetime | None = None,
+    ) -> int | None:  # fmt: skip
+        """``ScheduleResponses``: match an applied SCHD RESP in this transaction."""
+        from flightstate_pg.requests import match_schedule_response  # noqa: PLC0415 - cycle
+
+        return match_schedule_response(self._conn, message, message_id, config, now=now)
+
+    @_guarded
+    def claim_dead(self, message_id: int) -> DeadClaim | None:
+        """``DeadMessages``: take a DEAD message back for requeue (audited)."""
+        self._require_lock()
+        return _requeue.claim_dead(self._conn, message_id)
+
+    @_guarded
+    def requeue_done(self, claim: DeadClaim, status: Outcome) -> None:
+        """``DeadMessages``: the requeue's new outcome, in its audit row."""
+        _requeue.requeue_done(self._conn, claim, status)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

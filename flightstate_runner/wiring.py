@@ -156,7 +156,7 @@ def build_pump(
         idle_backfill_wait=cfg.idle_wait if until_idle else None,
         gaps=cfg.gaps(),
     )
-    from flightstate_pg.requests import schedule_response_hook  # noqa: PLC0415
+    from flightstate_core.requests import schedule_response_hook  # noqa: PLC0415
 
     core = cfg.core()
     service = ServiceProcessor(services.store, core, after_save=schedule_response_hook(core))

@@ -218,7 +218,7 @@ def test_after_save_hook_matches_only_applied_resp(pg_db: str, store: PgStore, a
     dnld = decode(schd(20, "DNLD", fltr("X", SODT="20NOV260900")), CONFIG)
     answer = decode(resp(21, "20NOV260900"), CONFIG)
     row = InboxRow(601, resp(21, "20NOV260900"))
-    with store.transaction() as tx:  # what service._process_in_tx would do after tx.save
+    with store.transaction() as tx:  # what the unit of work does after its save
         tx.lock_pipeline(None)
         processed = service.build_processed(
             row, answer, Decision(Outcome.SUCCEEDED), now=NOW, attempts=1
