@@ -323,24 +323,21 @@ class ScheduleResponses(Protocol):
     applied SCHD RESP is matched inside the transaction that applies it (PostgreSQL and
     Oracle; a store without them leaves matching to nobody, as the memory store does)."""
 
-    def match_schedule_response(
-        self, message: ScheduleMessage, message_id: int, config: CoreConfig, *,
-        now: datetime | None = None,
-    ) -> int | None:  # fmt: skip
-        """Mark the oldest open request covering the RESP's SODT range ANSWERED and return
-        its REQUEST_ID, else log the RESP unsolicited (None); idempotent per message id."""
+    def response_log(self) -> ResponseLog:
+        """SCHD_RESPONSE_LOG and SCHD_REQUEST inside this transaction."""
 
 
 def schedule_response_hook(
     config: CoreConfig,
 ) -> Callable[[StateTransaction, Message, ProcessedMessage], None]:
     """An after-save hook for the unit of work: matches a SUCCEEDED SCHD RESP inside the
-    transaction that applied it; every other message, and a store without
-    ``ScheduleResponses``, passes untouched."""
+    transaction that applied it (as ``match_logged`` with the requests open now); every
+    other message, and a store without ``ScheduleResponses``, passes untouched."""
 
     def hook(tx: StateTransaction, message: Message, processed: ProcessedMessage) -> None:
         if applied_response(message, processed) and isinstance(tx, ScheduleResponses):
-            now = processed.proc.processed_at
-            tx.match_schedule_response(message, processed.proc.message_id, config, now=now)
+            window = response_window(message, config)
+            match_logged(tx.response_log(), processed.proc.message_id, window, as_of=None,
+                         now=processed.proc.processed_at)  # fmt: skip
 
     return hook

@@ -35,6 +35,7 @@ from flightstate_core.requests import (
     RequestAction,
     RequestStatus,
     RequestStatusReport,
+    ResponseLog,
     ScheduleRequestRecord,
     Window,
     count_actions,
@@ -178,22 +179,27 @@ def resend_due(
 
 
 class _ResponseLog:
-    """``ResponseLog`` over one open connection (times bound as UTC)."""
+    """``ResponseLog`` over one open connection (times bound as UTC; driver errors leave
+    as core errors, also when the core's after-save hook calls it)."""
 
     def __init__(self, conn: Conn) -> None:
         self._conn = conn
 
     def logged(self, message_id: int) -> tuple[bool, int | None]:
-        rows = query(self._conn, sql_ops.RESPONSE_LOGGED, {"MESSAGE_ID": message_id})
+        with oracle_errors():
+            rows = query(self._conn, sql_ops.RESPONSE_LOGGED, {"MESSAGE_ID": message_id})
         if not rows:
             return False, None
         found = rows[0]["REQUEST_ID"]
         return True, None if found is None else _number(found)
 
     def open_requests(self, as_of: datetime | None) -> list[ScheduleRequestRecord]:
-        if as_of is None:
-            return [request_record(row) for row in query(self._conn, sql_ops.REQUESTS_OPEN)]
-        rows = query(self._conn, sql_ops.REQUESTS_OPEN_AS_OF, {"APPLIED_AT": to_utc_naive(as_of)})
+        with oracle_errors():
+            if as_of is None:
+                rows = query(self._conn, sql_ops.REQUESTS_OPEN)
+            else:
+                params = {"APPLIED_AT": to_utc_naive(as_of)}
+                rows = query(self._conn, sql_ops.REQUESTS_OPEN_AS_OF, params)
         return [request_record(row) for row in rows]
 
     def log(self, message_id: int, request_id: int | None, window: Window,
@@ -203,16 +209,23 @@ class _ResponseLog:
         params = {"MESSAGE_ID": message_id, "REQUEST_ID": request_id,
                   "WINDOW_START": to_utc_naive(start), "WINDOW_END": to_utc_naive(end),
                   "MATCHED_AT": to_utc_naive(now)}  # fmt: skip
-        try:
-            return run(self._conn, sql_ops.RESPONSE_LOG, params) == 1
-        except oracledb.IntegrityError as exc:
-            if not is_unique_violation(exc):
-                raise
-            return False
+        with oracle_errors():
+            try:
+                return run(self._conn, sql_ops.RESPONSE_LOG, params) == 1
+            except oracledb.IntegrityError as exc:
+                if not is_unique_violation(exc):
+                    raise
+                return False
 
     def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
-        run(self._conn, sql_ops.REQUEST_ANSWER, {"ANSWERED_BY": message_id,
-            "ANSWERED_AT": to_utc_naive(now), "REQUEST_ID": request_id})  # fmt: skip
+        with oracle_errors():
+            run(self._conn, sql_ops.REQUEST_ANSWER, {"ANSWERED_BY": message_id,
+                "ANSWERED_AT": to_utc_naive(now), "REQUEST_ID": request_id})  # fmt: skip
+
+
+def response_log(conn: Conn) -> ResponseLog:
+    """The ``ResponseLog`` of an open connection (``OracleTransaction.response_log``)."""
+    return _ResponseLog(conn)
 
 
 def match_schedule_response(

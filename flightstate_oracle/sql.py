@@ -202,8 +202,8 @@ PROC_DUPLICATE: Final = _stmt(
       ORDER BY MESSAGE_ID DESC) WHERE ROWNUM <= 1""",
     {"DTTM": Bind.TSTZ},
 )
-# Batch reads (flightstate_core.batch): fixed-size IN lists, chunked by the caller. Why not a
-# collection bind or a temporary table: see ``transaction.OracleTransaction.get_procs``.
+# Batch reads (flightstate_core.unit_of_work): fixed-size IN lists, chunked by the caller.
+# Why not a collection bind or a temporary table: see ``transaction.OracleTransaction``.
 PROC_IDS: Final = _stmt(
     "proc_ids",
     f"SELECT MESSAGE_ID FROM PROC_STATE WHERE MESSAGE_ID IN {in_list('M')}",

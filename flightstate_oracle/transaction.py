@@ -32,11 +32,10 @@ from zoneinfo import ZoneInfo
 
 import oracledb
 
-from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
 from flightstate_core.errors import LeadershipLost, PermanentError
-from flightstate_core.messages import ScheduleMessage
 from flightstate_core.records import ProcessedMessage, ProcRecord
+from flightstate_core.requests import ResponseLog
 from flightstate_core.requeue import DeadClaim
 from flightstate_core.state import FlightState
 from flightstate_oracle import _requeue, sql
@@ -92,14 +91,11 @@ class OracleTransaction:
         """The open connection (package-internal writers: lifecycle, requests, operator)."""
         return self._conn
 
-    def match_schedule_response(
-        self, message: ScheduleMessage, message_id: int, config: CoreConfig, *,
-        now: datetime | None = None,
-    ) -> int | None:  # fmt: skip
-        """``ScheduleResponses``: match an applied SCHD RESP in this transaction."""
-        from flightstate_oracle.requests import match_schedule_response  # noqa: PLC0415 - cycle
+    def response_log(self) -> ResponseLog:
+        """``ScheduleResponses``: the schedule-request tables in this transaction."""
+        from flightstate_oracle.requests import response_log  # noqa: PLC0415 - it imports this module
 
-        return match_schedule_response(self._conn, message, message_id, config, now=now)
+        return response_log(self._conn)
 
     @_guarded
     def claim_dead(self, message_id: int) -> DeadClaim | None:

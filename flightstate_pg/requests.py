@@ -40,6 +40,7 @@ from flightstate_core.requests import (
     RequestAction,
     RequestStatus,
     RequestStatusReport,
+    ResponseLog,
     ScheduleRequestRecord,
     Window,
     count_actions,
@@ -235,6 +236,11 @@ class _ResponseLog:
 
     def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
         self._conn.execute(_ANSWER, (message_id, now, request_id))
+
+
+def response_log(conn: Conn) -> ResponseLog:
+    """The ``ResponseLog`` of an open connection (``PgTransaction.response_log``)."""
+    return _ResponseLog(conn)
 
 
 def match_schedule_response(

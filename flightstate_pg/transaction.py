@@ -5,10 +5,11 @@ FOR UPDATE, and under READ COMMITTED each statement sees everything committed be
 so the reads that feed a decision see the latest state (review F8). REPEATABLE READ would
 freeze the snapshot at the lock statement's start, before a waiting writer's commit.
 
-Within one transaction (a batch of messages with a savepoint each) the states loaded or
-saved are cached: the lock guarantees no one else writes them, so a second message on the
-same flight needs no query, and ``save`` rewrites only the collections that changed. A
-savepoint rollback restores the cache as it was when the savepoint was taken.
+Within one transaction (a unit of work of several messages, or a caller's loop of
+messages with a savepoint each) the states loaded or saved are cached: the lock guarantees
+no one else writes them, so a second message on the same flight needs no query, and
+``save`` rewrites only the collections that changed. A savepoint rollback restores the
+cache as it was when the savepoint was taken.
 """
 
 from __future__ import annotations
@@ -21,11 +22,10 @@ from typing import Any, Final, ParamSpec, TypeVar
 
 import psycopg
 
-from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
 from flightstate_core.errors import LeadershipLost, PermanentError
-from flightstate_core.messages import ScheduleMessage
 from flightstate_core.records import ProcessedMessage, ProcRecord
+from flightstate_core.requests import ResponseLog
 from flightstate_core.requeue import DeadClaim
 from flightstate_core.state import FlightState
 from flightstate_pg import _requeue
@@ -109,14 +109,11 @@ class PgTransaction:
         """The open connection (package-internal writers: lifecycle, requests, operator)."""
         return self._conn
 
-    def match_schedule_response(
-        self, message: ScheduleMessage, message_id: int, config: CoreConfig, *,
-        now: datetime | None = None,
-    ) -> int | None:  # fmt: skip
-        """``ScheduleResponses``: match an applied SCHD RESP in this transaction."""
-        from flightstate_pg.requests import match_schedule_response  # noqa: PLC0415 - cycle
+    def response_log(self) -> ResponseLog:
+        """``ScheduleResponses``: the schedule-request tables in this transaction."""
+        from flightstate_pg.requests import response_log  # noqa: PLC0415 - it imports this module
 
-        return match_schedule_response(self._conn, message, message_id, config, now=now)
+        return response_log(self._conn)
 
     @_guarded
     def claim_dead(self, message_id: int) -> DeadClaim | None:

@@ -9,14 +9,18 @@ from datetime import datetime
 
 import pytest
 
-from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
 from flightstate_core.errors import LeadershipLost
 from flightstate_core.memory import MemoryStore, MemoryTransaction
-from flightstate_core.messages import ScheduleMessage
 from flightstate_core.processor import ServiceProcessor, process_message, record_dead
 from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_core.requests import ScheduleResponses, schedule_response_hook
+from flightstate_core.requests import (
+    ResponseLog,
+    ScheduleRequestRecord,
+    ScheduleResponses,
+    Window,
+    schedule_response_hook,
+)
 from flightstate_core.requeue import DeadClaim, DeadMessages, RequeueRefused, requeue_dead
 from flightstate_core.testing.histories import flop, record, schedule
 from flightstate_core.unit_of_work import Work, apply_locked, locked_transaction
@@ -135,17 +139,34 @@ def test_requeue_needs_the_capability() -> None:
         assert isinstance(tx, DeadMessages)
 
 
+class _Log:
+    """A ``ResponseLog`` without open requests that records what it logs (unsolicited)."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[int, int | None, Window, datetime | None]] = []
+
+    def logged(self, message_id: int) -> tuple[bool, int | None]:
+        return any(entry[0] == message_id for entry in self.entries), None
+
+    def open_requests(self, as_of: datetime | None) -> list[ScheduleRequestRecord]:
+        return []
+
+    def log(self, message_id: int, request_id: int | None, window: Window,
+            now: datetime | None) -> bool:  # fmt: skip
+        self.entries.append((message_id, request_id, window, now))
+        return True
+
+    def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
+        raise AssertionError("no request is open")
+
+
 class _Matching(MemoryTransaction):
-    """A memory transaction that also keeps schedule requests (records what it matched)."""
+    """A memory transaction that also keeps schedule requests."""
 
-    matched: list[tuple[int, datetime | None]]
+    log = _Log()
 
-    def match_schedule_response(
-        self, message: ScheduleMessage, message_id: int, config: CoreConfig, *,
-        now: datetime | None = None,
-    ) -> int | None:  # fmt: skip
-        self.matched.append((message_id, now))
-        return None
+    def response_log(self) -> ResponseLog:
+        return self.log
 
 
 def test_the_hook_matches_applied_responses_on_a_capable_transaction() -> None:
@@ -162,9 +183,11 @@ def test_the_hook_matches_applied_responses_on_a_capable_transaction() -> None:
         assert not isinstance(plain, ScheduleResponses)
         hook(plain, answer, done)  # no capability: nothing, and no error
         tx = _Matching(store, plain.tables)
-        tx.matched = []
+        tx.log = _Log()
         assert isinstance(tx, ScheduleResponses)
         hook(tx, answer, dead)  # a DEAD RESP delivered nothing
         hook(tx, flop("STND", record("9", {"STND": Set("1")})), done)  # not a RESP
         hook(tx, answer, done)
-        assert tx.matched == [(8, NOW)]
+        assert [(mid, request, now) for mid, request, _, now in tx.log.entries] == [
+            (8, None, NOW)  # logged unsolicited: no request was open
+        ]
