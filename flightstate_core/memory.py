@@ -32,6 +32,7 @@ from flightstate_core.records import (
 )
 from flightstate_core.requeue import DeadClaim
 from flightstate_core.state import FlightState
+from flightstate_core.unit_of_work import locked_transaction
 
 __all__ = ["MemoryInbox", "MemoryStore", "MemoryTransaction"]
 
@@ -233,8 +234,7 @@ class MemoryStore:
 
     def abandon_gaps(self, seen_before: datetime, epoch: int | None) -> list[GapRange]:
         """Close the gaps first seen before *seen_before* (fenced like a transaction)."""
-        with self.transaction() as tx:
-            tx.lock_pipeline(epoch)
+        with locked_transaction(self, epoch) as tx:
             tables, name = tx.tables, self.inbox_name
             gaps = tables.gaps.get(name, [])
             closed = [g for g in gaps if g.first_seen < seen_before]

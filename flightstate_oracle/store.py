@@ -19,6 +19,7 @@ from flightstate_core.config import CoreConfig
 from flightstate_core.errors import PermanentError
 from flightstate_core.records import BackfillIntent, GapRange
 from flightstate_core.state import FlightState
+from flightstate_core.unit_of_work import locked_transaction
 from flightstate_oracle import sql
 from flightstate_oracle.client import OracleSettings, create_pool, parse_oracle_url
 from flightstate_oracle.db import query, run, run_many
@@ -198,8 +199,7 @@ class OracleStore:
         """Close the gaps first seen before *seen_before* and count them, fenced by epoch
         (read, then delete, inside PIPELINE_LOCK: 11g has no DELETE .. RETURNING of rows)."""
         binds = {"INBOX_NAME": self._inbox_name, "SEEN_BEFORE": to_utc_naive(seen_before)}
-        with self.transaction() as tx:
-            tx.lock_pipeline(epoch)
+        with locked_transaction(self, epoch) as tx:
             conn = tx.connection
             closed = gap_rows(query(conn, sql.GAPS_ABANDONED_SELECT, binds))
             if closed:

@@ -20,6 +20,7 @@ from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
 from flightstate_core.records import BackfillIntent, GapRange
 from flightstate_core.state import FlightState
+from flightstate_core.unit_of_work import locked_transaction
 from flightstate_pg._cache import StateCache
 from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
@@ -198,8 +199,7 @@ class PgStore:
 
     def abandon_gaps(self, seen_before: datetime, epoch: int | None) -> list[GapRange]:
         """Close the gaps first seen before *seen_before* and count them, fenced by epoch."""
-        with self.transaction() as tx:
-            tx.lock_pipeline(epoch)
+        with locked_transaction(self, epoch) as tx:
             conn = tx.connection
             with translated():
                 rows = conn.execute(_ABANDON, (self._inbox_name, seen_before)).fetchall()
