@@ -94,13 +94,13 @@ def plan_writes(
     )
 
 
+@frozen
 class _Steps:
     """The statements of one planned save (``run_steps`` calls them in order)."""
 
-    def __init__(self, conn: oracledb.Connection, plan: WritePlan, inbox_name: str) -> None:
-        self._conn = conn
-        self._plan = plan
-        self._inbox_name = inbox_name
+    _conn: oracledb.Connection
+    _plan: WritePlan
+    _inbox_name: str
 
     def flights(self) -> None:
         merge_many(self._conn, sql.FLIGHT_MERGE, self._plan.mains)

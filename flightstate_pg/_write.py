@@ -18,6 +18,7 @@ from contextlib import nullcontext
 from typing import Any, Final
 
 import psycopg
+from attrs import frozen
 
 from flightstate_core.records import GapRange, ProcessedMessage
 from flightstate_core.state import FlightState
@@ -122,18 +123,17 @@ def _detail_rows_of(change: DetailChange, typed: TypedValues) -> Iterator[list[A
         yield from detail_rows(state, table, typed)
 
 
+@frozen
 class _Steps:
     """The statements of one planned save on one cursor (``run_steps`` calls them in
     order). ``bulk``: COPY instead of the pipeline's ``executemany``."""
 
-    def __init__(self, cursor: Cursor, plan: WritePlan, typed: TypedValues, *,
-                 inbox_name: str, events: list[list[Any]], bulk: bool) -> None:  # fmt: skip
-        self._cursor = cursor
-        self._plan = plan
-        self._typed = typed
-        self._inbox_name = inbox_name
-        self._events = events
-        self._bulk = bulk
+    _cursor: Cursor
+    _plan: WritePlan
+    _typed: TypedValues
+    _inbox_name: str
+    _events: list[list[Any]]
+    _bulk: bool
 
     def _rows_out(self, insert: str, copy: CopyTarget, rows: Sequence[Sequence[Any]]) -> None:
         if self._bulk and len(rows) > 1:
@@ -213,8 +213,7 @@ def write_many(
     events = [row for processed in batch for row in _event_rows(processed)]
     bulk = len(plan.states) >= BULK_FLIGHTS or len(events) >= BULK_ROWS
     with nullcontext() if bulk else conn.pipeline():
-        steps = _Steps(conn.cursor(), plan, typed, inbox_name=inbox_name, events=events,
-                       bulk=bulk)  # fmt: skip
+        steps = _Steps(conn.cursor(), plan, typed, inbox_name, events, bulk)
         run_steps(steps, plan.cursor, _after(hook, conn))
     if plan.touches_gaps:
         _write_gaps(conn, batch, inbox_name)
