@@ -7,12 +7,10 @@ flightstate_pg). Texts that may be ``""`` keep it through EMPTY_CODES (see ``pre
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime
 
 from flightstate_core.decision import Outcome
-from flightstate_core.errors import PermanentError
 from flightstate_core.records import (
     BackfillIntent,
     OutboxRecord,
@@ -20,6 +18,7 @@ from flightstate_core.records import (
     ProcRecord,
     SnapLogEntry,
 )
+from flightstate_core.write_plan import payload_text, snap_texts
 from flightstate_oracle.presence import (
     decode_text,
     encode_texts,
@@ -52,12 +51,9 @@ def truncate_bytes(text: str, limit: int = MAX_ERROR_BYTES) -> str:
 
 
 def proc_row(processed: ProcessedMessage) -> Row:
-    """Bind values of the PROC_STATE insert (with the backfill intent's columns)."""
+    """Bind values of the PROC_STATE insert (with the backfill intent's columns, which the
+    write plan has checked: ``write_plan.check_intent``)."""
     proc, intent = processed.proc, processed.backfill
-    if intent is not None and (
-        intent.message_id != proc.message_id or intent.status is not proc.status
-    ):
-        raise PermanentError(f"message {proc.message_id}: backfill intent disagrees with PROC")
     texts, empty = encode_texts({
         "IDENTITY_KEY": proc.identity_key, "PAYLOAD_DIGEST": proc.payload_digest,
         "MSG_TYPE": proc.type, "MSG_STYP": proc.styp, "REASON": proc.reason,
@@ -123,10 +119,7 @@ def event_rows(processed: ProcessedMessage) -> list[Row]:
     rows: list[Row] = []
     table = TABLES["MSG_EVENT"]
     for event in processed.events:
-        try:
-            payload = None if event.payload is None else event.payload.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise PermanentError(f"message {processed.proc.message_id}: payload not UTF-8") from exc
+        payload = payload_text(processed.proc.message_id, event.payload)
         texts, empty = encode_texts({"EVENT_KEY": event.key, "PAYLOAD": payload})
         row: Row = {
             "TOPIC": event.topic,
@@ -161,11 +154,10 @@ def outbox_record(row: Mapping[str, object]) -> OutboxRecord:
 
 def snap_row(snap: SnapLogEntry) -> Row:
     """Bind values of the SCHD_SNAP_LOG insert (FLIDs and days as JSON arrays)."""
+    flids, days = snap_texts(snap)
     return {
         "MESSAGE_ID": snap.message_id, "STYP": snap.styp or None,
-        "RECORD_COUNT": snap.record_count,
-        "FLIDS": json.dumps(list(snap.flids), ensure_ascii=False),
-        "OPERATION_DAYS": json.dumps([day.isoformat() for day in snap.operation_days]),
+        "RECORD_COUNT": snap.record_count, "FLIDS": flids, "OPERATION_DAYS": days,
     }  # fmt: skip
 
 

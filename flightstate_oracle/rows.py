@@ -1,6 +1,10 @@
-"""FlightState <-> Oracle rows (pure): the main row, detail rows, typed twins.
+"""FlightState <-> Oracle rows (pure): the main row, detail rows, typed twins (Oracle's row
+codec; PostgreSQL's twin is ``flightstate_pg._codec``).
 
-Bind names equal column names. Every text is checked against its column's byte limit
+What a state may hold is decided by the core's lossless guard (``validate_state``, which is
+``flightstate_core.write_plan.validate``), run by the plan before any row is built; this
+module lays values out as binds and adds what only Oracle needs. Bind names equal column
+names. Every text is checked against its column's byte limit
 (``schema.check_fits``) while the rows are built, so an over-long value fails before any
 statement runs. Presence of ``""`` goes through ``presence`` (EMPTY_CODES).
 """
@@ -22,7 +26,8 @@ from flightstate_core.layout import (
     TypedColumn,
 )
 from flightstate_core.state import FlightState, FlightStatus
-from flightstate_core.times import parse_typed
+from flightstate_core.write_plan import typed_twin
+from flightstate_core.write_plan import validate as validate_state
 from flightstate_oracle.documents import decode_document, encode_document
 from flightstate_oracle.presence import (
     encode_texts,
@@ -48,12 +53,9 @@ _MAIN = TABLES["FLIGHT_SCHD"]
 _SCALAR_CODES = tuple(column.code for column in SCALAR_COLUMNS)
 
 
-def typed_value(raw: str, kind: ValueKind, zone: ZoneInfo, pivot: int) -> object:
+def typed_value(raw: str | None, kind: ValueKind, zone: ZoneInfo, pivot: int) -> object:
     """The bind value of a typed twin: UTC-naive datetime, date, minutes, or None."""
-    try:
-        typed = parse_typed(raw, kind, zone, pivot)
-    except ValueError:
-        return None  # the raw text is kept; an unparsable value has no typed twin
+    typed = typed_twin(raw, kind, zone, pivot)
     if isinstance(typed, datetime):
         return to_utc_naive(typed)
     return typed
@@ -71,8 +73,7 @@ def _typed_binds(
     out: Row = {}
     for column in columns:
         if column.typed is not None:
-            raw = values.get(column.code)
-            out[column.typed] = None if not raw else typed_value(raw, column.kind, zone, pivot)
+            out[column.typed] = typed_value(values.get(column.code), column.kind, zone, pivot)
     return out
 
 
@@ -191,42 +192,3 @@ def _date(value: object) -> date | None:
     if isinstance(value, date):
         return value
     raise TypeError(f"expected a date, got {type(value).__name__}")
-
-
-_CHILD_INDEX = {
-    code: {child.code: index for index, child in enumerate(spec.children)}
-    for code, spec in COLLECTIONS.items()
-}
-
-
-def validate_state(state: FlightState) -> None:
-    """Refuse a state the tables cannot give back identically (as flightstate_pg does)."""
-    unknown = (set(state.scalars) - set(_SCALAR_CODES)) | (
-        set(state.documents) - set(DOCUMENT_COLUMNS)
-    )
-    if unknown:
-        raise PermanentError(f"{state.flid}: unknown codes {sorted(unknown)}")
-    for code, doc in state.documents.items():
-        if not doc:
-            raise PermanentError(f"{state.flid}/{code}: empty document (absent is the form)")
-    for code, items in state.collections.items():
-        _validate_items(state.flid, code, items)
-
-
-def _validate_items(flid: str, code: str, items: Sequence[Item]) -> None:
-    index = _CHILD_INDEX.get(code)
-    if index is None:
-        raise PermanentError(f"{flid}: unknown collection {code!r}")
-    if not items:
-        raise PermanentError(f"{flid}/{code}: empty collection (absent is the normal form)")
-    for position, item in enumerate(items, 1):
-        if item.ordinal != position:
-            raise PermanentError(f"{flid}/{code}: ordinal {item.ordinal} at position {position}")
-        last = -1
-        for child, _ in item.values:
-            at = index.get(child, -1)
-            if at <= last:
-                raise PermanentError(
-                    f"{flid}/{code}[{position}]: child {child!r} unknown or out of catalog order"
-                )
-            last = at

@@ -1,39 +1,36 @@
-"""The writes of a ``save`` or a ``save_many`` (the caller owns the transaction).
+"""Oracle's executor of the core write plan, for a ``save`` or a ``save_many`` (the caller
+owns the transaction). PostgreSQL's twin is ``flightstate_pg._write``.
 
-Order, each a step the fault hook sees (same names as flightstate_pg): ``flights`` (MERGE
-of main rows, retried on ORA-00001), ``details:<TABLE>`` (delete-then-insert per FLID, only
-for flights whose collections in that table changed), ``events`` (MSG_EVENT, ids from
-MSG_EVENT_SEQ), ``proc`` (plain INSERT of PROC_STATE with the backfill intent), ``cursor``
-(INBOX_CURSOR, forward only), ``snap_log``.
-
-Why a plan: every row is built and checked (byte limits, normal form) by the pure
-``plan_writes`` before the first statement runs, and a batch has the same effect as saving
-its messages one by one (as ``flightstate_pg._write.write_many``): only the final state of
-each flight is written, detail tables are compared with the states as loaded before the
-batch (``known``), events, PROC_STATE rows and snap-log rows are written for every message,
-and the cursor moves to the highest cursor of the batch. Every step is one ``executemany``
-(array DML: one round trip whatever the number of rows), never a statement per item.
+What is written is decided by ``flightstate_core.write_plan`` (final states, validation,
+which detail tables change per FLID, the intent check, the cursor, the gap rows, and the
+order of the steps, ``WRITE_STEPS``). Here ``plan_writes`` builds and checks every bind row
+(byte limits too) before the first statement runs, and ``execute_plan`` runs the steps:
+``flights`` (MERGE of main rows, retried on ORA-00001), ``details:<TABLE>``
+(delete-then-insert per FLID), ``events`` (MSG_EVENT, ids from MSG_EVENT_SEQ), ``proc``
+(plain INSERT of PROC_STATE with the backfill intent), ``cursor`` (INBOX_CURSOR, forward
+only), ``snap_log``. Every step is one ``executemany`` (array DML: one round trip whatever
+the number of rows), never a statement per item.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final
 from zoneinfo import ZoneInfo
 
 import oracledb
 from attrs import frozen
 
 from flightstate_core.errors import PermanentError
-from flightstate_core.gaps import gaps_after, late_count, touches_gaps
-from flightstate_core.layout import DETAIL_TABLES, DetailTable
+from flightstate_core.gaps import late_count
 from flightstate_core.records import GapRange, ProcessedMessage
 from flightstate_core.state import FlightState
+from flightstate_core.write_plan import WRITE_STEPS, DetailChange, gaps_to_write, run_steps
+from flightstate_core.write_plan import plan_writes as plan_of
 from flightstate_oracle import sql
 from flightstate_oracle.db import merge_many, query, run, run_many
 from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.records import event_rows, proc_row, snap_row
-from flightstate_oracle.rows import Row, detail_rows, flight_row, validate_state
+from flightstate_oracle.rows import Row, detail_rows, flight_row
 
 __all__ = [
     "WRITE_STEPS",
@@ -48,23 +45,14 @@ __all__ = [
 #: Called between write steps with the step name and the connection (tests inject faults).
 FaultHook = Callable[[str, oracledb.Connection], None]
 
-WRITE_STEPS: Final = (
-    "flights",
-    *(f"details:{name}" for name in DETAIL_TABLES),
-    "events",
-    "proc",
-    "cursor",
-    "snap_log",
-)
-_UNKNOWN: Final = object()
-
 
 @frozen
 class WritePlan:
     """Every bind row of one save, built and checked before any statement runs.
 
     ``details`` maps a detail table to (DELETE binds, INSERT rows); ``cursor`` is the
-    highest inbox cursor of the batch (None: leave INBOX_CURSOR alone).
+    highest inbox cursor of the batch (None: leave INBOX_CURSOR alone); ``touches_gaps``:
+    the batch changes the inbox's open gaps.
     """
 
     mains: list[Row]
@@ -73,39 +61,15 @@ class WritePlan:
     procs: list[Row]
     cursor: int | None
     snaps: list[Row]
+    touches_gaps: bool = False
 
 
-def _table_changes(
-    detail: DetailTable,
-    states: Sequence[FlightState],
-    known: Mapping[str, FlightState | None],
-    zone: ZoneInfo,
-    pivot: int,
+def _detail_binds(
+    change: DetailChange, zone: ZoneInfo, pivot: int
 ) -> tuple[list[Row], list[Row]]:
-    """DELETE binds (one per FLID) and INSERT rows for one detail table."""
-    deletes: list[Row] = []
-    rows: list[Row] = []
-    for state in states:
-        before: object = known.get(state.flid, _UNKNOWN)
-        new = [state.collections.get(code) for code in detail.collections]
-        if isinstance(before, FlightState):
-            old = [before.collections.get(code) for code in detail.collections]
-            if old == new:
-                continue
-            if any(old):
-                deletes.append({"FLID": state.flid})
-        elif before is _UNKNOWN:
-            deletes.append({"FLID": state.flid})  # not loaded in this transaction: rewrite
-        rows += detail_rows(detail, state, zone, pivot)
-    return deletes, rows
-
-
-def _final_states(batch: Sequence[ProcessedMessage]) -> list[FlightState]:
-    """The last state of each flight the batch changed (earlier versions live in events)."""
-    final: dict[str, FlightState] = {}
-    for processed in batch:
-        final.update(processed.states)
-    return list(final.values())
+    """DELETE binds (one per FLID) and INSERT rows of one detail table's change."""
+    rows = [row for state in change.writes for row in detail_rows(change.table, state, zone, pivot)]
+    return [{"FLID": flid} for flid in change.deletes], rows
 
 
 def plan_writes(
@@ -116,43 +80,58 @@ def plan_writes(
     pivot: int,
 ) -> WritePlan:
     """The rows of saving ``batch`` in order on top of ``known`` (pure; raises on bad rows)."""
-    states = _final_states(batch)
-    for state in states:
-        validate_state(state)
+    plan = plan_of(batch, known)
     return WritePlan(
-        mains=[flight_row(state, zone, pivot) for state in states],
+        mains=[flight_row(state, zone, pivot) for state in plan.states],
         details={
-            name: _table_changes(detail, states, known, zone, pivot)
-            for name, detail in DETAIL_TABLES.items()
+            name: _detail_binds(change, zone, pivot) for name, change in plan.details.items()
         },
         events=[row for processed in batch for row in event_rows(processed)],
         procs=[proc_row(processed) for processed in batch],
-        cursor=max((p.cursor for p in batch if p.cursor is not None), default=None),
+        cursor=plan.cursor,
         snaps=[snap_row(p.snap_log) for p in batch if p.snap_log is not None],
+        touches_gaps=plan.touches_gaps,
     )
+
+
+@frozen
+class _Steps:
+    """The statements of one planned save (``run_steps`` calls them in order)."""
+
+    _conn: oracledb.Connection
+    _plan: WritePlan
+    _inbox_name: str
+
+    def flights(self) -> None:
+        merge_many(self._conn, sql.FLIGHT_MERGE, self._plan.mains)
+
+    def details(self, table: str) -> None:
+        deletes, rows = self._plan.details[table]
+        run_many(self._conn, sql.DETAIL_DELETE[table], deletes)
+        run_many(self._conn, sql.DETAIL_INSERT[table], rows)
+
+    def events(self) -> None:
+        run_many(self._conn, sql.EVENT_INSERT, self._plan.events)
+
+    def procs(self) -> None:
+        run_many(self._conn, sql.PROC_INSERT, self._plan.procs)
+
+    def cursor(self, last_message_id: int) -> None:
+        cursor = {"INBOX_NAME": self._inbox_name, "LAST_MESSAGE_ID": last_message_id}
+        merge_many(self._conn, sql.CURSOR_MERGE, [cursor])
+
+    def snap_log(self) -> None:
+        run_many(self._conn, sql.SNAP_INSERT, self._plan.snaps)
 
 
 def execute_plan(
     conn: oracledb.Connection, plan: WritePlan, *, hook: FaultHook | None, inbox_name: str
 ) -> None:
     """Run the steps of ``plan`` in ``WRITE_STEPS`` order, one ``executemany`` each."""
-    step: FaultHook = hook if hook is not None else (lambda _step, _conn: None)
-    merge_many(conn, sql.FLIGHT_MERGE, plan.mains)
-    step("flights", conn)
-    for name, (deletes, rows) in plan.details.items():
-        run_many(conn, sql.DETAIL_DELETE[name], deletes)
-        run_many(conn, sql.DETAIL_INSERT[name], rows)
-        step(f"details:{name}", conn)
-    run_many(conn, sql.EVENT_INSERT, plan.events)
-    step("events", conn)
-    run_many(conn, sql.PROC_INSERT, plan.procs)
-    step("proc", conn)
-    if plan.cursor is not None:
-        cursor = {"INBOX_NAME": inbox_name, "LAST_MESSAGE_ID": plan.cursor}
-        merge_many(conn, sql.CURSOR_MERGE, [cursor])
-    step("cursor", conn)
-    run_many(conn, sql.SNAP_INSERT, plan.snaps)
-    step("snap_log", conn)
+    after: Callable[[str], None] = (
+        (lambda _step: None) if hook is None else (lambda step: hook(step, conn))
+    )
+    run_steps(_Steps(conn, plan, inbox_name), plan.cursor, after)
 
 
 def write_many(
@@ -170,7 +149,7 @@ def write_many(
         return
     plan = plan_writes(batch, known, zone=zone, pivot=pivot)
     execute_plan(conn, plan, hook=hook, inbox_name=inbox_name)
-    if touches_gaps(batch):
+    if plan.touches_gaps:
         write_gaps(conn, batch, inbox_name)
 
 
@@ -188,13 +167,12 @@ def gap_rows(rows: Sequence[Mapping[str, object]]) -> list[GapRange]:
 def write_gaps(
     conn: oracledb.Connection, batch: Sequence[ProcessedMessage], inbox_name: str
 ) -> None:
-    """The inbox's open gaps once *batch* is saved (``gaps.gaps_after``) and its late-row
+    """The inbox's open gaps once *batch* is saved (``write_plan.gaps_to_write``) and its late-row
     count, under PIPELINE_LOCK (so no one else changes them meanwhile). Rare and small: the
     rows are replaced as a whole."""
     name = {"INBOX_NAME": inbox_name}
-    current = gap_rows(query(conn, sql.GAPS_SELECT, name))
-    after = gaps_after(current, batch)
-    if after != current:
+    after = gaps_to_write(gap_rows(query(conn, sql.GAPS_SELECT, name)), batch)
+    if after is not None:
         run(conn, sql.GAPS_DELETE, name)
         run_many(conn, sql.GAP_INSERT, [
             {**name, "LOW_ID": g.low, "HIGH_ID": g.high,

@@ -1,23 +1,20 @@
-"""FlightState <-> rows of FLIGHT_SCHD and the detail tables.
+"""FlightState <-> rows of FLIGHT_SCHD and the detail tables (PostgreSQL's row codec).
 
-Why strict: the read-after-write of a saved state must equal that state exactly (review
-F5), so a state that the tables cannot hold losslessly (an unknown code, children out of
-catalog order, ordinals that are not 1..n, an empty collection) is refused with
-``PermanentError`` instead of being silently reshaped (review F1/F2). Empty text and NULL
-are different in PostgreSQL and kept apart: ``""`` is a present-empty value, NULL absent.
+What a state may hold is decided by the core's lossless guard (``validate``, re-exported
+from ``flightstate_core.write_plan``), run by the plan before any row is built; this module
+only lays values out in column order. Empty text and NULL are different in PostgreSQL and
+kept apart: ``""`` is a present-empty value, NULL absent. Oracle's twin is
+``flightstate_oracle.rows``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, datetime
-from itertools import compress, islice, repeat
+from itertools import compress, repeat
 from operator import is_not
 from typing import Any, Final
-from zoneinfo import ZoneInfo
 
-from flightstate_core.catalog import COLLECTIONS, ValueKind
-from flightstate_core.errors import PermanentError
+from flightstate_core.catalog import ValueKind
 from flightstate_core.items import Item
 from flightstate_core.layout import (
     DETAIL_TABLES,
@@ -27,50 +24,10 @@ from flightstate_core.layout import (
     TypedColumn,
 )
 from flightstate_core.state import FlightState, FlightStatus
-from flightstate_core.times import parse_typed
+from flightstate_core.write_plan import TypedValues, validate
 from flightstate_pg._docjson import decode_document, encode_document
 
 __all__ = ["TypedValues", "decode_details", "decode_main", "detail_rows", "main_row", "validate"]
-
-_MEMO_LIMIT: Final = 100_000  # distinct raw times kept typed
-_SCALAR_CODES: Final = frozenset(c.code for c in SCALAR_COLUMNS)
-_DOCUMENT_CODES: Final = frozenset(DOCUMENT_COLUMNS)
-_CHILD_INDEX: Final = {
-    code: {child.code: index for index, child in enumerate(spec.children)}
-    for code, spec in COLLECTIONS.items()
-}
-
-
-class TypedValues:
-    """How raw text becomes its typed twin (airport zone and century pivot), memoised."""
-
-    def __init__(self, zone: ZoneInfo, pivot: int = 70) -> None:
-        self.zone = zone
-        self.pivot = pivot
-        self._size = 0
-        # One memo per kind: no (raw, kind) tuple to build on every look-up.
-        self._memos: dict[ValueKind, dict[str, datetime | date | int | None]] = {
-            kind: {} for kind in ValueKind
-        }
-
-    def of(self, raw: str | None, kind: ValueKind) -> datetime | date | int | None:
-        """The typed twin, or None when the raw text is absent, empty or unparsable."""
-        if not raw or kind is ValueKind.TEXT:
-            return None
-        memo = self._memos[kind]
-        try:
-            return memo[raw]
-        except KeyError:
-            pass
-        try:
-            value = parse_typed(raw, kind, self.zone, self.pivot)
-        except ValueError:
-            value = None  # the raw column stays authoritative
-        if self._size < _MEMO_LIMIT:
-            memo[raw] = value
-            self._size += 1
-        return value
-
 
 # Row segments are filled from a template: every column starts NULL and only the codes a
 # state (or item) holds are set, instead of a look-up per catalog column. A slot is the
@@ -138,55 +95,6 @@ def detail_rows(state: FlightState, table: DetailTable, typed: TypedValues) -> l
                 row = [flid, item.ordinal, item.seq, *nulls]
                 rows.append(_fill(row, 3, item.values, index, typed))
     return rows
-
-
-def validate(state: FlightState, stored: FlightState | None = None) -> None:
-    """Refuse a state the tables cannot hold losslessly.
-
-    ``stored``: the flight as this store holds it. A collection that is the very same
-    tuple there was checked when it was stored (or read back from the tables), so only
-    the collections a message changed are walked item by item."""
-    if not _SCALAR_CODES.issuperset(state.scalars):
-        unknown = sorted(set(state.scalars) - _SCALAR_CODES)
-        raise PermanentError(f"{state.flid}: unknown scalar codes {unknown}")
-    if not _DOCUMENT_CODES.issuperset(state.documents):
-        unknown = sorted(set(state.documents) - _DOCUMENT_CODES)
-        raise PermanentError(f"{state.flid}: unknown document codes {unknown}")
-    unchanged = {} if stored is None else stored.collections
-    for code, items in state.collections.items():
-        before = unchanged.get(code)
-        if before is not items:
-            _validate_items(state.flid, code, items, _kept_prefix(before, items))
-    for code, doc in state.documents.items():
-        if not doc:
-            raise PermanentError(f"{state.flid}/{code}: empty document (absent is the form)")
-
-
-def _kept_prefix(before: Sequence[Item] | None, items: Sequence[Item]) -> int:
-    """How many leading items are those already stored (an append keeps them all): they
-    were checked when stored, so only the items after them are walked. Comparing the
-    tuples is a C loop over mostly identical objects."""
-    if not before or len(before) > len(items) or items[: len(before)] != before:
-        return 0
-    return len(before)
-
-
-def _validate_items(flid: str, code: str, items: Sequence[Item], checked: int = 0) -> None:
-    index = _CHILD_INDEX.get(code)
-    if index is None:
-        raise PermanentError(f"{flid}: unknown collection {code!r}")
-    if not items:
-        raise PermanentError(f"{flid}/{code}: empty collection (absent is the normal form)")
-    for position, item in enumerate(islice(items, checked, None), checked + 1):
-        if item.ordinal != position:
-            raise PermanentError(f"{flid}/{code}: ordinal {item.ordinal} at position {position}")
-        last = -1
-        for child, _ in item.values:
-            at = index.get(child)
-            if at is None or at <= last:
-                raise PermanentError(f"{flid}/{code}[{position}]: child {child!r} unknown or "
-                                     "out of catalog order")
-            last = at
 
 
 def decode_main(
