@@ -39,8 +39,8 @@ class PollSchedule:
 
     def delay(self, now: float) -> float:
         """Seconds to wait after an empty read at *now*."""
-        if self._arrived_at is None:
-            return self._idle
+        if self._arrived_at is None or self._active_for == 0:
+            return self._idle  # nothing arrived yet, or fast polling is off
         if now - self._arrived_at < self._active_for:
             return self._active
         self._backoff_step += 1
