@@ -146,6 +146,10 @@ class RunnerConfig:
     max_unexpected_attempts: int = field(default=3, validator=_positive(1000))
     lease_ttl: float = field(default=10.0, validator=_positive(_DAY))
     poll_interval: float = field(default=0.5, validator=_positive(3600))
+    # adaptive inbox polling (docs/design.md "Adaptive inbox polling"): the interval while
+    # messages arrived within the period (s), then doubling back to poll_interval
+    poll_active_interval: float = field(default=0.005, validator=in_range(0.001, 3600))
+    poll_active_period: float = field(default=2.0, validator=in_range(0, 3600))
     dispatch_batch: int = field(default=5000, validator=_positive(1_000_000))
     metrics_port: int | None = field(default=None, validator=_port)
     metrics_bind: str = field(default="127.0.0.1", validator=_bind_address)
@@ -221,6 +225,7 @@ _INT_FIELDS = {
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",
+    "poll_active_interval", "poll_active_period",
     "retention_days", "quiet_days", "null_day_quiet_days", "request_interval", "request_timeout",
     "purge_interval", "outbox_retention_hours", "db_lock_timeout",
     "db_idle_in_transaction_timeout", "db_statement_timeout", "db_keepalive_idle", "idle_wait",

@@ -149,6 +149,8 @@ def build_pump(
         renew_every=cfg.lease_ttl / 4,
         standby_poll=cfg.poll_interval,
         idle_poll=cfg.poll_interval,
+        active_poll=cfg.poll_active_interval,
+        active_for=cfg.poll_active_period,
         retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         unexpected_attempts=cfg.max_unexpected_attempts,
         backfill_retry=Backoff(cfg.backoff_initial, cfg.backoff_max),

@@ -16,6 +16,7 @@ from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_core.records import BackfillIntent, InboxRow, ProcessedMessage
 from flightstate_core.traffic import generate_day
+from tests.pump.fake_time import FakeTime
 
 FAST = Backoff(0.001, 0.005)
 
@@ -36,7 +37,11 @@ def make_inbox(raws: Sequence[str]) -> MemoryInbox:
     return inbox
 
 
-def pump_over(store: MemoryStore, inbox: object, processor: object, **kw: object) -> Pump:
+def pump_over(
+    store: MemoryStore, inbox: object, processor: object, time: FakeTime | None = None,
+    **kw: object,
+) -> Pump:
+    """A pump over the memory store; with *time*, its waits only move that fake clock."""
     return Pump(
         processor=processor,  # type: ignore[arg-type]
         inbox=inbox,  # type: ignore[arg-type]
@@ -44,6 +49,7 @@ def pump_over(store: MemoryStore, inbox: object, processor: object, **kw: object
         backfills=store,
         read_cursor=store.inbox_cursor,
         settings=settings(**kw),  # type: ignore[arg-type]
+        **({} if time is None else time.pump_time()),  # type: ignore[arg-type]
     )
 
 
@@ -98,9 +104,11 @@ def test_transient_errors_retry_the_head_without_skipping_it() -> None:
     raws = generate_day(4, flights=10, messages=120)
     store, inbox = MemoryStore(), make_inbox(raws)
     processor = Recording(store, {30: (4, TransientError("db gone"))})
-    stats = pump_over(store, inbox, processor).run()
+    time = FakeTime()
+    stats = pump_over(store, inbox, processor, time).run()
     assert processor.order == sorted(inbox.rows)
     assert stats.transient_errors >= 3
+    assert time.waits[:3] == [FAST.delay(1), FAST.delay(2), FAST.delay(3)]  # the back-off
     assert store.proc(30) is not None
     assert store.proc(30).status is not Outcome.DEAD  # type: ignore[union-attr]
 
@@ -109,7 +117,7 @@ def test_an_unexpected_error_is_retried_then_recorded_dead() -> None:
     raws = generate_day(5, flights=10, messages=80)
     store, inbox = MemoryStore(), make_inbox(raws)
     processor = Recording(store, {20: (99, RuntimeError("boom"))})
-    stats = pump_over(store, inbox, processor, unexpected_attempts=3).run()
+    stats = pump_over(store, inbox, processor, FakeTime(), unexpected_attempts=3).run()
     dead = store.proc(20)
     assert dead is not None
     assert dead.status is Outcome.DEAD
@@ -140,7 +148,7 @@ def test_backfill_failures_never_change_outcomes_nor_reapply() -> None:
     for raw in raws:
         inbox.append(raw)
     processor = Recording(store)
-    stats = pump_over(store, inbox, processor).run()
+    stats = pump_over(store, inbox, processor, FakeTime()).run()
     assert stats.backfill_failures == 5
     assert processor.order == sorted(inbox.rows)  # each message applied exactly once
     assert sorted(inbox.backfilled) == sorted(inbox.rows)
@@ -155,8 +163,9 @@ def test_backfill_failures_never_change_outcomes_nor_reapply() -> None:
 def test_stop_request_finishes_the_batch_and_releases_the_lease() -> None:
     raws = generate_day(7, flights=10, messages=300)
     store, inbox = MemoryStore(), make_inbox(raws)
-    pump = pump_over(store, inbox, Recording(store), stop_when_idle=False)
-    pump._after_commit = lambda _ids: pump.request_stop()
+    pump = Pump(processor=Recording(store), inbox=inbox, lease=store, backfills=store,
+                read_cursor=store.inbox_cursor, settings=settings(stop_when_idle=False),
+                after_commit=lambda _ids: pump.request_stop())  # fmt: skip
     stats = pump.run()
     assert store.inbox_cursor() == 50  # one batch, then stop
     assert stats.processed == 50
@@ -249,13 +258,20 @@ def test_a_prepared_decode_is_used_only_for_the_very_same_text() -> None:
 
 class FlakyLease:
     """The memory store's lease, failing transiently (a read-only or unreachable store)
-    for its first *failures* calls."""
+    for its first *failures* calls. ``seen``: the pump's ``store_unavailable`` as each call
+    after the first finds it (what the previous call left)."""
 
     def __init__(self, store: MemoryStore, failures: int) -> None:
         self.store = store
         self.failures = failures
+        self.pump: Pump | None = None
+        self.seen: list[bool] = []
+        self.calls = 0
 
     def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
+        self.calls += 1
+        if self.pump is not None and self.calls > 1:
+            self.seen.append(self.pump.stats.store_unavailable)
         if self.failures > 0:
             self.failures -= 1
             raise TransientError("PostgreSQL 25006: cannot execute INSERT (read-only)")
@@ -272,19 +288,15 @@ def test_an_unwritable_store_is_waited_out_not_fatal() -> None:
     raws = generate_day(3, flights=5, messages=30)
     inbox = make_inbox(raws)
     lease = FlakyLease(store, failures=5)
-    seen: list[bool] = []
+    time = FakeTime()
     pump = Pump(processor=ServiceProcessor(store, CoreConfig()), inbox=inbox, lease=lease,
-                backfills=store, read_cursor=store.inbox_cursor, settings=settings())  # fmt: skip
-    original = pump._acquire
-
-    def watched() -> int | None:
-        epoch = original()
-        seen.append(pump.stats.store_unavailable)
-        return epoch
-
-    pump._acquire = watched  # type: ignore[method-assign]
+                backfills=store, read_cursor=store.inbox_cursor, settings=settings(),
+                **time.pump_time())  # type: ignore[arg-type]  # fmt: skip
+    lease.pump = pump
     stats = pump.run()
+    seen = lease.seen
     assert seen[:5] == [True] * 5  # reported while it failed
+    assert time.waits[:5] == [FAST.delay(n) for n in range(1, 6)]  # standby back-off
     assert stats.store_unavailable is False
     assert stats.processed == len(raws)
 
@@ -307,7 +319,8 @@ def test_until_idle_with_failing_backfills_stops_after_the_wait() -> None:
     raws = generate_day(4, flights=5, messages=20)
     for raw in raws:
         inbox.append(raw, datetime.now(UTC))
-    pump = pump_over(store, inbox, ServiceProcessor(store, CoreConfig()),
+    time = FakeTime()
+    pump = pump_over(store, inbox, ServiceProcessor(store, CoreConfig()), time,
                      idle_backfill_wait=0.05)  # fmt: skip
     stats = pump.run()
     assert stats.processed == len(raws)  # outcomes unaffected
@@ -316,6 +329,7 @@ def test_until_idle_with_failing_backfills_stops_after_the_wait() -> None:
     assert "UPDATE command denied" in stats.left_behind
     assert stats.backfill_failures == inbox.attempts >= 1
     assert len(store.pending_backfills(1000)) == len(raws)
+    assert 0.05 <= time.elapsed < 1.0  # it waited the idle_backfill_wait, simulated
 
 
 class Stuck(Recording):

@@ -1,0 +1,207 @@
+"""Strict FIFO apply: the head message ends SUCCEEDED, DUPLICATE, IGNORED or DEAD before the
+next one is applied (seed §4).
+
+A batch goes in one transaction; if it fails, a prefix may have committed, so the rows are
+retried one by one (committed ones are replays). Transient errors retry the head with capped
+exponential back-off, for ever; an unexpected error is retried ``unexpected_attempts``
+times, then the head is recorded DEAD with the error text. Nothing is ever skipped. With
+``pipelined``, ``ReadAhead`` reads (and decodes) the next batch while this one is applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, TypeVar
+
+from flightstate_core.errors import LeadershipLost, TransientError
+from flightstate_core.ports import Inbox
+from flightstate_core.pump_backfill import Backfill
+from flightstate_core.pump_control import PumpControl, Stopped
+from flightstate_core.pump_leadership import Leadership
+from flightstate_core.records import InboxRow, ProcessedMessage
+
+if TYPE_CHECKING:  # the port lives with the pump; only its type is needed here
+    from flightstate_core.ports import MessageProcessor
+
+__all__ = ["FifoApply", "ReadAhead"]
+
+_T = TypeVar("_T")
+
+
+class FifoApply:
+    """Reads after the cursor and finishes rows in order (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        processor: MessageProcessor,
+        inbox: Inbox,
+        control: PumpControl,
+        leadership: Leadership,
+        backfill: Backfill,
+        after_commit: Callable[[Sequence[int]], None] | None,
+    ) -> None:
+        self._processor = processor
+        self._inbox = inbox
+        self._control = control
+        self._leadership = leadership
+        self._backfill = backfill
+        self._after_commit = after_commit
+
+    def read_ahead(self) -> ReadAhead | None:
+        """A read-ahead for this leadership term (with ``pipelined``), else None."""
+        if not self._control.settings.pipelined:
+            return None
+        return ReadAhead(self._inbox, self._control.settings.batch_size, self._processor.prepare)
+
+    def next_rows(
+        self, cursor: int, epoch: int, ahead: ReadAhead | None
+    ) -> Sequence[InboxRow]:
+        """The batch after *cursor*: read ahead if that read was for this cursor, else now."""
+        rows = None if ahead is None else ahead.take(cursor)
+        if rows is not None:
+            return rows
+        limit = self._control.settings.batch_size
+        return self.retry_transient(lambda: self._inbox.read_after(cursor, limit), epoch)
+
+    def apply(self, rows: Sequence[InboxRow], epoch: int) -> int:
+        """Finish *rows* in FIFO order (or until stopped); return the new cursor."""
+        control = self._control
+        if len(rows) > 1:
+            try:
+                results = self._processor.process_batch(rows, epoch)
+            except LeadershipLost:
+                raise
+            except Exception as exc:  # a prefix may have committed: go one by one
+                control.note_error(exc)
+            else:
+                self._finished(rows, results)
+                return rows[-1].message_id
+        for row in rows:
+            if control.stopping:
+                break
+            try:
+                result = self._finish_head(row, epoch)
+            except Stopped:
+                break
+            self._finished([row], [] if result is None else [result])
+            self._leadership.renew_if_due(epoch)
+        return control.stats.cursor or 0
+
+    def retry_transient(self, call: Callable[[], _T], epoch: int) -> _T:
+        """*call* until it does not raise ``TransientError`` (back-off between tries);
+        ``Stopped`` once a stop is requested."""
+        control = self._control
+        attempt = 0
+        while True:
+            control.raise_if_stopping()
+            try:
+                return call()
+            except TransientError as exc:
+                attempt += 1
+                control.stats.transient_errors += 1
+                control.note_error(exc)
+                control.wait(control.settings.retry.delay(attempt))
+            self._leadership.renew_if_due(epoch)
+
+    def _finish_head(self, head: InboxRow, epoch: int) -> ProcessedMessage | None:
+        """Retry the head until it is finished: transient errors with back-off for ever,
+        anything else ``unexpected_attempts`` times, then DEAD with the error text."""
+        control, stats = self._control, self._control.stats
+        settings = control.settings
+        transient = unexpected = 0
+        failure: str | None = None
+        while True:
+            control.raise_if_stopping()
+            attempts = transient + unexpected + 1
+            try:
+                if failure is not None and unexpected >= settings.unexpected_attempts:
+                    return self._processor.record_dead(head, failure, epoch, attempts)
+                return self._processor.process_message(head, epoch, attempts)
+            except LeadershipLost:
+                raise
+            except TransientError as exc:
+                transient += 1
+                stats.transient_errors += 1
+                stats.store_unavailable = True
+                control.note_error(exc)
+                control.wait(settings.retry.delay(transient))
+            except Exception as exc:  # unknown failure: bounded retries, then DEAD
+                unexpected += 1
+                stats.unexpected_errors += 1
+                failure = f"{type(exc).__name__}: {exc}"
+                control.note_error(exc)
+                control.wait(settings.retry.delay(unexpected))
+            self._leadership.renew_if_due(epoch)
+
+    def _finished(self, rows: Sequence[InboxRow], results: Sequence[ProcessedMessage]) -> None:
+        stats = self._control.stats
+        stats.store_unavailable = False
+        for processed in results:
+            stats.outcomes[processed.proc.status.value] += 1
+        stats.replayed += len(rows) - len(results)
+        last = rows[-1]
+        # A late row is below the cursor: the cursor never moves back.
+        stats.cursor = max(stats.cursor or 0, last.message_id)
+        if last.received_at is not None and not last.late:
+            age = (self._control.clock() - last.received_at).total_seconds()
+            stats.lag_seconds = max(0.0, age)
+        if self._after_commit is not None:
+            self._after_commit([row.message_id for row in rows])
+        self._backfill.committed()
+
+
+class ReadAhead:
+    """Reads (and, with *prepare*, decodes) the batch after the one being applied, on a
+    worker thread, so the inbox round trip and the decoding overlap the apply's waits on
+    the database. Only one read is ever in flight: the inbox's read connection is never
+    used by two threads at once."""
+
+    def __init__(
+        self,
+        inbox: Inbox,
+        limit: int,
+        prepare: Callable[[Sequence[InboxRow]], Sequence[InboxRow]] | None = None,
+    ) -> None:
+        self._inbox = inbox
+        self._limit = limit
+        self._prepare = prepare
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fs-read-ahead")
+        self._pending: tuple[int, Future[Sequence[InboxRow]]] | None = None
+
+    def start(self, cursor: int) -> None:
+        """Begin reading the rows after *cursor*."""
+        self._settle()
+        self._pending = (cursor, self._pool.submit(self._read, cursor))
+
+    def _read(self, cursor: int) -> Sequence[InboxRow]:
+        rows = self._inbox.read_after(cursor, self._limit)
+        if self._prepare is None or not rows:
+            return rows
+        try:
+            return self._prepare(rows)
+        except Exception:
+            return rows
+
+    def take(self, cursor: int) -> Sequence[InboxRow] | None:
+        """The rows read after *cursor*, or None if no successful read for it was started
+        (the caller then reads itself, with its own retry and error accounting)."""
+        pending = self._settle()
+        if pending is None or pending[0] != cursor:
+            return None
+        try:
+            return pending[1].result()
+        except Exception:
+            return None
+
+    def close(self) -> None:
+        """Wait for a read in flight and stop the worker."""
+        self._settle()
+        self._pool.shutdown(wait=True)
+
+    def _settle(self) -> tuple[int, Future[Sequence[InboxRow]]] | None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            wait([pending[1]])
+        return pending

@@ -1,0 +1,96 @@
+"""The pump's tunables and counters (``flightstate_core.pump`` re-exports them)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+from attrs import define, field, frozen
+
+from flightstate_core.gaps import GapSettings
+from flightstate_core.numbers import in_range
+
+__all__ = ["Backoff", "PumpSettings", "PumpStats"]
+
+
+@frozen
+class Backoff:
+    """Capped exponential back-off: ``initial * factor**(attempt-1)``, at most ``maximum``."""
+
+    initial: float = 0.05
+    maximum: float = 5.0
+    factor: float = 2.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry number *attempt* (1-based). A head that fails for
+        hours reaches attempt numbers where ``factor ** n`` overflows a float: the delay is
+        then simply the maximum (the pump must not die of its own back-off)."""
+        try:
+            return float(min(self.maximum, self.initial * self.factor ** max(0, attempt - 1)))
+        except OverflowError:
+            return float(self.maximum)
+
+
+@frozen
+class PumpSettings:
+    """Tunables. ``holder`` must be unique per process (e.g. host:pid:random)."""
+
+    holder: str
+    batch_size: int = 200
+    lease_ttl: float = 10.0
+    renew_every: float = 2.0
+    standby_poll: float = 1.0
+    #: Seconds between inbox reads once the inbox has been quiet (``pump_polling``).
+    idle_poll: float = 0.5
+    #: Seconds between inbox reads while messages arrived within ``active_for`` s; after
+    #: that the interval doubles per empty read up to ``idle_poll`` (docs/design.md,
+    #: "Adaptive inbox polling"). Never slower than ``idle_poll``.
+    active_poll: float = field(default=0.005, validator=in_range(0.001, 3600))
+    #: Seconds after the last non-empty read during which the pump polls at
+    #: ``active_poll`` (0: no fast polling, every idle wait is ``idle_poll``).
+    active_for: float = field(default=2.0, validator=in_range(0, 3600))
+    retry: Backoff = Backoff()
+    unexpected_attempts: int = 3
+    backfill_retry: Backoff = Backoff(0.2, 10.0)
+    backfill_batch: int = 500
+    stop_when_idle: bool = False
+    #: With ``stop_when_idle``: seconds idle with backfill intents still failing before
+    #: the pump stops anyway (``stats.left_behind`` says what is left). None: wait for ever.
+    idle_backfill_wait: float | None = None
+    #: Read the next batch and backfill on worker threads while a batch is applied (their
+    #: round trips to the inbox then overlap the apply; the apply itself stays in order).
+    pipelined: bool = True
+    #: Gap-aware reading (docs/design.md "Gaps in the inbox ids"); needs a ``GapReader``
+    #: inbox and a ``GapLedger`` store, else the pump reads as before.
+    gaps: GapSettings = field(factory=GapSettings)
+
+
+@define
+class PumpStats:
+    """Counters for status pages and metrics (read them; the pump writes them)."""
+
+    outcomes: Counter[str] = field(factory=Counter)
+    transient_errors: int = 0
+    unexpected_errors: int = 0
+    replayed: int = 0  # rows found already processed (PROC_STATE), nothing applied
+    backfilled: int = 0
+    backfill_failures: int = 0
+    leadership_changes: int = 0
+    last_error: str | None = None
+    cursor: int | None = None
+    epoch: int | None = None
+    is_leader: bool = False
+    lag_seconds: float | None = None  # now - DATE_RECEIVED of the last finished message
+    store_unavailable: bool = False  # the last lease/store call failed transiently
+    backfill_error: str | None = None  # the last backfill failure; None once one succeeds
+    left_behind: str | None = None  # why an until-idle pump stopped with work left
+    gaps_open: int = 0  # open gap ranges (ids missing below the cursor, still watched)
+    oldest_gap_seen: datetime | None = None  # first sighting of the oldest open gap
+    held_at: int | None = None  # lowest id of the fresh gap FIFO waits at, if any
+    late_rows: int = 0  # rows applied after the pump had gone past their id
+    gaps_abandoned: int = 0  # gaps closed empty after the horizon (or over max_open)
+
+    @property
+    def processed(self) -> int:
+        """Messages finished by this pump (every outcome)."""
+        return sum(self.outcomes.values())

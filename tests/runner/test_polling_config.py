@@ -1,0 +1,56 @@
+"""The adaptive polling settings (issue 21): names, defaults tuned for freshness, ranges,
+and that the runner's pump gets them."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from flightstate_core.errors import ConfigError
+from flightstate_core.memory import MemoryInbox, MemoryStore
+from flightstate_runner.config import load_config
+from flightstate_runner.metrics import RunnerMetrics
+from flightstate_runner.wiring import Services, build_pump
+
+
+def test_defaults_poll_fast_after_a_message_and_idle_at_the_poll_interval() -> None:
+    config = load_config(None, {})
+    assert config.poll_active_interval == 0.005
+    assert config.poll_active_period == 2.0
+    assert config.poll_interval == 0.5
+
+
+def test_environment_names_follow_the_convention() -> None:
+    config = load_config(None, {"FLIGHTSTATE_POLL_ACTIVE_INTERVAL": "0.01",
+                                "FLIGHTSTATE_POLL_ACTIVE_PERIOD": "0"})  # fmt: skip
+    assert (config.poll_active_interval, config.poll_active_period) == (0.01, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("poll_active_interval", "0"),
+        ("poll_active_interval", "0.0001"),
+        ("poll_active_interval", "nan"),
+        ("poll_active_interval", "inf"),
+        ("poll_active_period", "-1"),
+        ("poll_active_period", "3601"),
+        ("poll_active_period", "nan"),
+        ("poll_active_period", "soon"),
+    ],
+)
+def test_out_of_range_values_are_refused_naming_the_setting(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{name}: "):
+        load_config(None, {f"FLIGHTSTATE_{name.upper()}": value})
+
+
+def test_the_runner_pump_gets_the_polling_settings() -> None:
+    config = load_config(None, {"FLIGHTSTATE_POLL_ACTIVE_INTERVAL": "0.02",
+                                "FLIGHTSTATE_POLL_ACTIVE_PERIOD": "5",
+                                "FLIGHTSTATE_POLL_INTERVAL": "0.25"})  # fmt: skip
+    store = MemoryStore()
+    services = Services(config, "", store, MemoryInbox(), store, None)  # type: ignore[arg-type]
+    pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
+    assert (pump.settings.active_poll, pump.settings.active_for) == (0.02, 5.0)
+    assert pump.settings.idle_poll == 0.25
