@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from attrs import define, field
@@ -26,6 +26,9 @@ from flightstate_pg.session import SessionLimits, with_session_limits
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver, ObservedProcessor
+
+if TYPE_CHECKING:  # Kafka is optional: imported where a dispatcher is built
+    from flightstate_kafka import Dispatcher
 
 __all__ = [
     "Services",
@@ -209,8 +212,8 @@ def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False)
 
 def build_dispatcher(
     services: Services, observer: MetricsObserver, bootstrap: str, *, quiet: bool = False,
-    fence: Any = None, epoch: int | None = None,
-) -> Any:
+    fence: Callable[[], bool] | None = None, epoch: int | None = None,
+) -> Dispatcher:
     """The outbox → Kafka dispatcher, reporting to the runner's metrics; *fence* (the lease
     still held at *epoch*) is checked before each window and after each producer start.
 
