@@ -140,6 +140,8 @@ class PgOutbox:
     (advance, mark, purge) and ``backlog`` (a count: slow on a large backlog) each have
     their own lazily opened connection, so the dispatcher may read ahead and count the
     backlog on worker threads while it moves the watermark (``concurrent_marks``).
+    ``channel``: the NOTIFY channel ``watch_commits`` listens on (the writers'
+    ``flightstate_pg.wakeup.DEFAULT_CHANNEL`` unless they were given another).
     """
 
     concurrent_marks = True
