@@ -73,12 +73,16 @@ class OutboxListener:
             thread.join(timeout=self._connect_timeout + 2 * _TICK_S)
 
     def _run(self) -> None:
+        failing = False  # warn once per outage, not once per retry
         while not self._stop.is_set():
             try:
                 self._listen_once()
             except psycopg.Error as exc:  # server gone or restarted: listen again later
-                log.warning("outbox LISTEN connection failed (retrying in %.1f s): %s",
-                            self._retry_s, exc)  # fmt: skip
+                quiet = failing and not self.listening.is_set()  # still down: already said
+                log.log(logging.DEBUG if quiet else logging.WARNING,
+                        "outbox LISTEN connection failed (retrying every %.1f s; the "
+                        "dispatcher polls meanwhile): %s", self._retry_s, exc)  # fmt: skip
+                failing = True
             finally:
                 self.listening.clear()
             self._stop.wait(self._retry_s)
