@@ -1,5 +1,6 @@
 """An in-memory reference store: StateStore/StateTransaction, FlightReader, BackfillQueue,
-Outbox and LeaderLease over plain dicts, plus a tiny in-memory Inbox.
+Outbox (with its watermark, as the real stores) and LeaderLease over plain dicts, plus a tiny
+in-memory Inbox.
 
 Why copy-on-write: a transaction works on shallow copies of the committed tables (the
 values are immutable attrs objects), so rollback is dropping the copy, a savepoint is
@@ -16,11 +17,12 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
-from attrs import define, evolve, field, frozen
+from attrs import define, evolve, field
 
 from flightstate_core.decision import Outcome
 from flightstate_core.errors import LeadershipLost, PermanentError
 from flightstate_core.gaps import gaps_after, late_count, touches_gaps
+from flightstate_core.outbox import OutboxBacklog, leading_run
 from flightstate_core.records import (
     BackfillIntent,
     GapRange,
@@ -39,20 +41,15 @@ __all__ = ["MemoryInbox", "MemoryStore", "MemoryTransaction"]
 DEFAULT_INBOX = "cminmsgs"
 
 
-@frozen
-class _EventRow:
-    record: OutboxRecord
-    dispatched_at: datetime | None = None
-
-
 @define
 class _Tables:
     flights: dict[str, FlightState] = field(factory=dict)
     procs: dict[int, ProcRecord] = field(factory=dict)
     intents: dict[int, BackfillIntent] = field(factory=dict)
     backfill_errors: dict[int, str] = field(factory=dict)
-    events: dict[int, _EventRow] = field(factory=dict)
+    events: dict[int, OutboxRecord] = field(factory=dict)
     next_event_id: int = 1
+    watermark: int = 0  # OUTBOX_WATERMARK: every event id at or below it was delivered
     cursors: dict[str, int] = field(factory=dict)
     snap_log: list[tuple[SnapLogEntry, datetime]] = field(factory=list)
     gaps: dict[str, list[GapRange]] = field(factory=dict)  # INBOX_GAP by inbox
@@ -67,6 +64,7 @@ class _Tables:
             dict(self.backfill_errors),
             dict(self.events),
             self.next_event_id,
+            self.watermark,
             dict(self.cursors),
             list(self.snap_log),
             dict(self.gaps),
@@ -140,7 +138,7 @@ class MemoryTransaction:
                 tables.next_event_id, event.topic, event.key, event.payload, event.flid,
                 event.state_version, proc.message_id, proc.processed_at,
             )  # fmt: skip
-            tables.events[record.event_id] = _EventRow(record)
+            tables.events[record.event_id] = record
             tables.next_event_id += 1
         tables.procs[proc.message_id] = proc
         if processed.backfill is not None:
@@ -280,33 +278,63 @@ class MemoryStore:
             self._tables = tables
 
     # -- Outbox -------------------------------------------------------------------
-    def fetch_undelivered(self, limit: int) -> list[OutboxRecord]:
-        """Undelivered events in commit (event id) order."""
-        events = self._tables.events
-        ids = sorted(eid for eid, row in events.items() if row.dispatched_at is None)
-        return [events[eid].record for eid in ids[:limit]]
+    #: Reads see committed tables, writers take the store's lock: any thread may call.
+    concurrent_marks = True
+
+    def fetch_undelivered(self, limit: int, after_event_id: int = 0) -> list[OutboxRecord]:
+        """Events above the watermark and *after_event_id*, in commit (event id) order."""
+        tables = self._tables
+        floor = max(tables.watermark, after_event_id)
+        ids = sorted(eid for eid in tables.events if eid > floor)
+        return [tables.events[eid] for eid in ids[:limit]]
+
+    def fetch_rows(self, limit: int, after_event_id: int = 0) -> list[OutboxRecord]:
+        """``fetch_undelivered`` (the records already carry every field a send needs)."""
+        return self.fetch_undelivered(limit, after_event_id)
+
+    def advance(self, through_event_id: int, at: datetime) -> None:
+        """Move the watermark up to *through_event_id* (never back)."""
+        with self._lock:
+            if through_event_id > self._tables.watermark:
+                tables = self._tables.copy()
+                tables.watermark = through_event_id
+                self._tables = tables
 
     def mark_dispatched(self, event_ids: Sequence[int], at: datetime) -> None:
-        """Mark events delivered."""
+        """Advance over the leading undelivered events that are all among *event_ids*."""
         with self._lock:
-            tables = self._tables.copy()
-            for eid in event_ids:
-                if eid in tables.events and tables.events[eid].dispatched_at is None:
-                    tables.events[eid] = evolve(tables.events[eid], dispatched_at=at)
-            self._tables = tables
+            tables = self._tables
+            top = max(event_ids, default=tables.watermark)
+            undelivered = sorted(eid for eid in tables.events if tables.watermark < eid <= top)
+            through = leading_run(undelivered, set(event_ids))
+            if through is not None:
+                self.advance(through, at)
 
     def purge_dispatched(self, older_than: datetime, limit: int) -> int:
-        """Delete up to ``limit`` events dispatched before ``older_than``."""
+        """Delete up to *limit* delivered events (at or below the watermark) created before
+        *older_than*, oldest first."""
         with self._lock:
             tables = self._tables.copy()
             old = sorted(
-                eid for eid, row in tables.events.items()
-                if row.dispatched_at is not None and row.dispatched_at < older_than
+                eid for eid, record in tables.events.items()
+                if eid <= tables.watermark and record.created_at < older_than
             )[:limit]  # fmt: skip
             for eid in old:
                 del tables.events[eid]
             self._tables = tables
             return len(old)
+
+    def watermark(self) -> int:
+        """The dispatch watermark."""
+        return self._tables.watermark
+
+    def backlog(self) -> OutboxBacklog:
+        """Events above the watermark and the age of the oldest (by the store's clock)."""
+        tables = self._tables
+        waiting = [record for eid, record in tables.events.items() if eid > tables.watermark]
+        oldest = min((record.created_at for record in waiting), default=None)
+        age = None if oldest is None else max(0.0, (self._clock() - oldest).total_seconds())
+        return OutboxBacklog(len(waiting), age, tables.watermark)
 
     # -- inspection (tests, tools) -------------------------------------------------
     def proc(self, message_id: int) -> ProcRecord | None:
@@ -320,7 +348,7 @@ class MemoryStore:
 
     def events(self) -> list[OutboxRecord]:
         """Every committed event (dispatched or not), in event id order."""
-        return [row.record for _, row in sorted(self._tables.events.items())]
+        return [record for _, record in sorted(self._tables.events.items())]
 
     def snap_log(self) -> list[SnapLogEntry]:
         """Committed SCHD_SNAP_LOG entries in order."""

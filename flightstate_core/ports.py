@@ -3,11 +3,12 @@ suites and mypy prove conformance."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from flightstate_core.outbox import OutboxBacklog
 from flightstate_core.records import (
     BackfillIntent,
     GapRange,
@@ -21,6 +22,7 @@ from flightstate_core.state import FlightState
 __all__ = [
     "ArchivedVersions",
     "BackfillQueue",
+    "CommitWatch",
     "FlightReader",
     "GapLedger",
     "GapReader",
@@ -28,6 +30,7 @@ __all__ = [
     "LeaderLease",
     "MessageProcessor",
     "Outbox",
+    "OutboxRow",
     "StateStore",
     "StateTransaction",
 ]
@@ -136,17 +139,70 @@ class BackfillQueue(Protocol):
         """Count a failed attempt; never touches the message's outcome."""
 
 
-class Outbox(Protocol):
-    """The transactional outbox (MSG_EVENT)."""
+class OutboxRow(Protocol):
+    """What a dispatcher reads of an outbox row: ``OutboxRecord``, or a cheaper tuple with
+    the same field names (``flightstate_pg.outbox.OutboxTuple``)."""
 
-    def fetch_undelivered(self, limit: int) -> list[OutboxRecord]:
-        """Undelivered events in commit order."""
+    @property
+    def event_id(self) -> int: ...
+    @property
+    def topic(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def payload(self) -> bytes | None: ...
+    @property
+    def state_version(self) -> int: ...
+    @property
+    def message_id(self) -> int | None: ...
+
+
+class Outbox(Protocol):
+    """The transactional outbox (MSG_EVENT) with its dispatch watermark.
+
+    EVENT_ID order is commit order (every writer holds PIPELINE_LOCK), so progress is one
+    number: every row at or below the watermark was delivered (or coalesced into a later
+    delivered record). ``flightstate_core.testing.outbox_contract`` checks every adapter."""
+
+    @property
+    def concurrent_marks(self) -> bool:
+        """Whether reads, ``backlog`` and watermark moves may run on different threads at
+        once (the dispatcher then reads ahead and counts on worker threads)."""
+
+    def fetch_undelivered(self, limit: int, after_event_id: int = 0) -> list[OutboxRecord]:
+        """Undelivered events in commit order: ids above the watermark and above
+        *after_event_id* (a read-ahead), at most *limit*."""
+
+    def fetch_rows(self, limit: int, after_event_id: int = 0) -> Sequence[OutboxRow]:
+        """``fetch_undelivered`` as the fields a Kafka record needs (may be cheaper)."""
+
+    def advance(self, through_event_id: int, at: datetime) -> None:
+        """Move the watermark up to *through_event_id*, never back; the caller vouches
+        that every undelivered row at or below it was delivered."""
 
     def mark_dispatched(self, event_ids: Sequence[int], at: datetime) -> None:
-        """Mark after the broker's delivery report."""
+        """Advance over the leading undelivered rows that are all among *event_ids*
+        (``flightstate_core.outbox.leading_run``)."""
 
     def purge_dispatched(self, older_than: datetime, limit: int) -> int:
-        """Delete dispatched rows older than this; return how many."""
+        """Delete at most *limit* delivered rows (at or below the watermark) created before
+        *older_than*, oldest first; return how many."""
+
+    def watermark(self) -> int:
+        """The current watermark (0 before anything was delivered)."""
+
+    def backlog(self) -> OutboxBacklog:
+        """How many rows wait above the watermark, and how old the oldest one is."""
+
+
+@runtime_checkable
+class CommitWatch(Protocol):
+    """Optional on an outbox: a signal when a transaction that wrote events commits, from
+    any process (PostgreSQL LISTEN/NOTIFY). Without it a dispatcher only polls."""
+
+    def watch_commits(self, wake: Callable[[], None]) -> AbstractContextManager[None]:
+        """Call *wake* (from another thread) after each such commit while the block runs;
+        also once after a lost connection is back (notifications may have been missed)."""
 
 
 class LeaderLease(Protocol):

@@ -18,27 +18,11 @@ a batch partly failed or an observer counts rows. The tests check they agree.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
+
+from flightstate_core.ports import OutboxRow  # what the dispatcher reads of a row
 
 __all__ = ["OutboxRow", "Send", "plan_batch", "select_sends"]
-
-
-class OutboxRow(Protocol):
-    """What the dispatcher reads of an outbox row: ``OutboxRecord`` or a faster tuple
-    with the same field names (``flightstate_pg.outbox.OutboxTuple``)."""
-
-    @property
-    def event_id(self) -> int: ...
-    @property
-    def topic(self) -> str: ...
-    @property
-    def key(self) -> str: ...
-    @property
-    def payload(self) -> bytes | None: ...
-    @property
-    def state_version(self) -> int: ...
-    @property
-    def message_id(self) -> int | None: ...
 
 
 class Send(NamedTuple):

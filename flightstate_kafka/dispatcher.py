@@ -31,27 +31,33 @@ After initialising, the fence is checked again: a woken ex-leader that re-initia
 the leader's producer is rebuilt. So no record of a flight is published after a newer one
 by a stale dispatcher. Each record carries the dispatcher's epoch (``fs-epoch`` header).
 
-Outboxes: ``PgOutbox`` offers ``advance(through_event_id, at)`` and a read-ahead
-``fetch_rows(limit, after_event_id=...)`` (tuples); any other ``Outbox`` port gets
-``mark_dispatched(ids of the settled leading rows)`` and one batch at a time.
+Outboxes: every ``Outbox`` port (memory, PostgreSQL, Oracle) offers the read-ahead
+``fetch_rows(limit, after_event_id)``, the one-UPDATE ``advance(through_event_id, at)`` and
+``backlog()``; ``concurrent_marks`` says whether reads and counts may run on worker threads.
+
+Wake-ups: with nothing to send the dispatcher waits for ``wake()`` (thread-safe: the pump's
+``after_commit`` calls it in the same process) or, on an outbox with the optional
+``CommitWatch`` port (PostgreSQL LISTEN/NOTIFY), for a commit in any process; it still polls
+every ``idle_sleep_s`` (the fallback: a lost wake-up costs at most that long).
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from flightstate_core.errors import LeadershipLost, PermanentError, TransientError
-from flightstate_core.ports import Outbox
+from flightstate_core.outbox import OutboxBacklog
+from flightstate_core.ports import CommitWatch, Outbox
 from flightstate_kafka._batch import BatchTracker
 from flightstate_kafka._errors import translate
 from flightstate_kafka._observe import DispatchObserver, NullObserver, record_headers
@@ -66,6 +72,7 @@ log = logging.getLogger(__name__)
 _rdkafka_log = DebugLogger(logging.getLogger("flightstate_kafka.librdkafka"))
 
 _POLL_S = 0.05
+_STOP_CHECK_S = 0.1  # an idle wait looks at its stop event this often
 
 
 class Dispatcher:
@@ -82,8 +89,18 @@ class Dispatcher:
         backlog_every_s: float = 5.0,
         fence: Callable[[], bool] | None = None,
         epoch: int | None = None,
+        wakeup: threading.Event | None = None,
+        watch_commits: bool = True,
     ) -> None:
+        """*wakeup*: the event ``wake()`` sets (pass one to share it with the code that
+        wakes this dispatcher, e.g. a pump's ``after_commit``); *watch_commits*: listen
+        for commits when the outbox offers ``CommitWatch`` (off when an in-process pump
+        already wakes it)."""
         self.outbox = outbox
+        self._wakeup = wakeup if wakeup is not None else threading.Event()
+        self._watch_commits = watch_commits
+        self.wakeups = 0  # idle waits ended by a wake-up (not by the fallback poll)
+        self.idle = threading.Event()  # set while waiting for a wake-up (probes, tests)
         self._fence = fence
         self._epoch_header: list[tuple[str, str | bytes | None]] = (
             [] if epoch is None else [("fs-epoch", b"%d" % epoch)])
@@ -98,17 +115,12 @@ class Dispatcher:
         self._backlog_every_s = backlog_every_s
         self._backlog_at = 0.0
         self.rebuilds = 0
-        # PgOutbox extras: tuples instead of attrs records, a one-row watermark UPDATE.
-        self._read: Any = getattr(outbox, "fetch_rows", outbox.fetch_undelivered)
-        self._advance: Any = getattr(outbox, "advance", None)
-        # Reading ahead needs fetch_undelivered(limit, after_event_id=...) (PgOutbox has it).
-        self._seekable = "after_event_id" in inspect.signature(self._read).parameters
-        self._depth = settings.pipeline_depth if self._seekable else 1
+        self._depth = settings.pipeline_depth
         # The next batch is read (and the backlog counted) on worker threads while this
-        # one is produced, when the outbox allows more connections (concurrent_marks).
-        self._concurrent = self._seekable and getattr(outbox, "concurrent_marks", False)
+        # one is produced, when the outbox allows it (more connections: concurrent_marks).
+        self._concurrent = outbox.concurrent_marks
         self._pools: dict[str, ThreadPoolExecutor] = {}  # "read", "backlog"; made on demand
-        self._counting: Future[Any] | None = None
+        self._counting: Future[OutboxBacklog] | None = None
         self._ahead: tuple[int, Future[Sequence[OutboxRow]]] | None = None
 
     # ------------------------------------------------------------------ producer lifecycle
@@ -190,9 +202,7 @@ class Dispatcher:
     # ------------------------------------------------------------------ reading
 
     def _fetch(self, after: int) -> Sequence[OutboxRow]:
-        if after and self._seekable:
-            return self._read(self.settings.batch_size, after_event_id=after)  # type: ignore[no-any-return]
-        return self._read(self.settings.batch_size)  # type: ignore[no-any-return]
+        return self.outbox.fetch_rows(self.settings.batch_size, after)
 
     def _pool(self, name: str) -> ThreadPoolExecutor:
         """The one-thread executor *name* (each keeps its submissions in order)."""
@@ -376,7 +386,7 @@ class Dispatcher:
                 break
         try:
             if count:
-                self._move_watermark(through, window)
+                self._move_watermark(through)
         finally:
             for tracker in window:
                 self._report(tracker)
@@ -391,17 +401,11 @@ class Dispatcher:
                                  f"settled): {reason}")
         return count
 
-    def _move_watermark(self, through: int, window: Sequence[BatchTracker]) -> None:
-        """One UPDATE (``advance``), or the plain port's ``mark_dispatched`` of the ids of
-        the leading settled rows. If it fails, the read ahead is dropped: the next window
+    def _move_watermark(self, through: int) -> None:
+        """One UPDATE (``advance``). If it fails, the read ahead is dropped: the next window
         starts again from the stored watermark (those rows are sent twice)."""
-        at = datetime.now(UTC)
         try:
-            if self._advance is not None:
-                self._advance(through, at)
-            else:
-                ids = [i for t in window for i in t.row_ids() if i <= through]
-                self.outbox.mark_dispatched(ids, at)
+            self.outbox.advance(through, datetime.now(UTC))
         except BaseException:
             self._drop_ahead()
             raise
@@ -430,19 +434,18 @@ class Dispatcher:
     def _maybe_report_backlog(self) -> None:
         """Every ``backlog_every_s``: count the backlog for the observer — on a worker
         thread when the outbox allows it (a count over a large backlog takes a while)."""
-        backlog = getattr(self.outbox, "backlog", None)
         now = time.monotonic()
-        if backlog is None or now - self._backlog_at < self._backlog_every_s:
+        if now - self._backlog_at < self._backlog_every_s:
             return
         self._backlog_at = now
         if not self._concurrent:
-            self._observe_backlog(backlog())
+            self._observe_backlog(self.outbox.backlog())
             return
         if self._counting is None or self._counting.done():
-            self._counting = self._pool("backlog").submit(backlog)
+            self._counting = self._pool("backlog").submit(self.outbox.backlog)
             self._counting.add_done_callback(self._counted)
 
-    def _counted(self, future: Future[Any]) -> None:
+    def _counted(self, future: Future[OutboxBacklog]) -> None:
         if future.cancelled():
             return
         error = future.exception()
@@ -451,30 +454,65 @@ class Dispatcher:
             return
         self._observe_backlog(future.result())
 
-    def _observe_backlog(self, info: Any) -> None:
+    def _observe_backlog(self, info: OutboxBacklog) -> None:
         self._observer.backlog(info.count, info.oldest_age_s)
 
-    def run(self, stop: threading.Event) -> None:
-        """Dispatch until *stop* is set, backing off after transient errors; then flush."""
-        backoff = 0.0
+    # ------------------------------------------------------------------ wake-ups
+
+    def wake(self) -> None:
+        """Look at the outbox now (thread-safe; call it after a commit that wrote events).
+        A wake-up during a window makes the loop read again right after it."""
+        self._wakeup.set()
+
+    def _idle(self, stop: threading.Event) -> None:
+        """Wait for ``wake()`` or *stop*, at most ``idle_sleep_s`` (the fallback poll)."""
+        deadline = time.monotonic() + self.settings.idle_sleep_s
+        self.idle.set()
         try:
             while not stop.is_set():
-                try:
-                    moved = self.dispatch_once(stop)
-                except LeadershipLost as exc:
-                    log.info("dispatch stops: %s", exc, extra={"event": "dispatch_fenced"})
+                left = deadline - time.monotonic()
+                if left <= 0:
                     return
-                except TransientError as exc:
-                    backoff = min(self.settings.max_backoff_s, max(0.1, backoff * 2))
-                    self.outage.failed(f"dispatch failed (retrying every <= {backoff:.1f} s): "
-                                       f"{exc}")
-                    stop.wait(backoff)
-                    continue
-                backoff = 0.0
-                if moved == 0:
-                    stop.wait(self.settings.idle_sleep_s)
+                if self._wakeup.wait(min(left, _STOP_CHECK_S)):
+                    self.idle.clear()  # first: "idle and woken n times" means a later wait
+                    self.wakeups += 1
+                    return
+        finally:
+            self.idle.clear()
+
+    def _commit_watch(self) -> AbstractContextManager[None]:
+        """The outbox's commit signal (``CommitWatch``) calling ``wake``, if wanted."""
+        if self._watch_commits and isinstance(self.outbox, CommitWatch):
+            return self.outbox.watch_commits(self.wake)
+        return nullcontext()
+
+    def run(self, stop: threading.Event) -> None:
+        """Dispatch until *stop* is set, backing off after transient errors; then flush.
+        With nothing to send it waits for a wake-up, polling every ``idle_sleep_s``."""
+        try:
+            with self._commit_watch():
+                self._loop(stop)
         finally:
             self.close()
+
+    def _loop(self, stop: threading.Event) -> None:
+        backoff = 0.0
+        while not stop.is_set():
+            self._wakeup.clear()  # before reading: a commit after this wakes the next wait
+            try:
+                moved = self.dispatch_once(stop)
+            except LeadershipLost as exc:
+                log.info("dispatch stops: %s", exc, extra={"event": "dispatch_fenced"})
+                return
+            except TransientError as exc:
+                backoff = min(self.settings.max_backoff_s, max(0.1, backoff * 2))
+                self.outage.failed(f"dispatch failed (retrying every <= {backoff:.1f} s): "
+                                   f"{exc}")
+                stop.wait(backoff)
+                continue
+            backoff = 0.0
+            if moved == 0:
+                self._idle(stop)
 
     def purge(self, older_than: timedelta, batch: int = 10_000) -> int:
         """Delete delivered rows created more than *older_than* ago, in bounded batches."""

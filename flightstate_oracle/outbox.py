@@ -8,18 +8,22 @@ coalesced into a later delivered record). The dispatcher reads ``EVENT_ID > wate
 order (a primary-key range scan) and moves the watermark with one single-row UPDATE per
 settled batch (``advance``), instead of an UPDATE per row. ``MSG_EVENT.DISPATCHED_AT`` is
 legacy: never written; rows above the watermark that the pre-0004 dispatcher had marked are
-skipped (not re-sent). Each call is its own short transaction on a pooled connection.
+skipped (not re-sent). Each call is its own short transaction on a pooled connection, under
+the package's one error classifier (``flightstate_oracle.errors``).
+
+No commit wake-ups (``CommitWatch``): a dispatcher on Oracle polls (docs/design.md "Outbox
+dispatch"; flightstate_oracle/README.md says why).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import oracledb
-from attrs import frozen
 
 from flightstate_core.errors import PermanentError
+from flightstate_core.outbox import OutboxBacklog, leading_run
 from flightstate_core.records import OutboxRecord
 from flightstate_oracle import sql
 from flightstate_oracle.db import query, run
@@ -33,32 +37,15 @@ __all__ = ["DEFAULT_OUTBOX", "OracleOutbox", "OutboxBacklog", "leading_run"]
 DEFAULT_OUTBOX = "kafka"
 
 
-@frozen
-class OutboxBacklog:
-    """Undelivered rows (ids above the watermark), the age in seconds of the oldest (None
-    when there is none), and the watermark (same fields as ``flightstate_pg.outbox``)."""
-
-    count: int
-    oldest_age_s: float | None
-    watermark: int = 0
-
-
-def leading_run(undelivered: Sequence[int], given: Collection[int]) -> int | None:
-    """The highest id of the leading undelivered rows (ids ascending, above the watermark)
-    that are all in ``given``; None when the first one is not (pure)."""
-    top: int | None = None
-    for event_id in undelivered:
-        if event_id not in given:
-            break
-        top = event_id
-    return top
-
-
 class OracleOutbox:
     """The MSG_EVENT outbox on a python-oracledb pool (e.g. ``OracleStore.pool``).
 
     ``outbox_name`` selects the OUTBOX_WATERMARK row; a missing row is a ``PermanentError``.
+    Every call takes its own pooled connection, so the dispatcher may read ahead and count
+    on worker threads while it moves the watermark (``concurrent_marks``).
     """
+
+    concurrent_marks = True
 
     def __init__(
         self, pool: oracledb.ConnectionPool, *, outbox_name: str = DEFAULT_OUTBOX
@@ -86,6 +73,10 @@ class OracleOutbox:
         with oracle_errors(), self._pool.acquire() as conn:
             rows = query(conn, sql.EVENT_UNDELIVERED, params)
         return [outbox_record(row) for row in rows]
+
+    def fetch_rows(self, limit: int, after_event_id: int = 0) -> list[OutboxRecord]:
+        """``fetch_undelivered`` (the dispatcher's read; the records carry every field)."""
+        return self.fetch_undelivered(limit, after_event_id)
 
     def advance(self, through_event_id: int, at: datetime) -> None:
         """Move the watermark up to ``through_event_id`` (never back); the caller vouches

@@ -38,7 +38,11 @@ def classify(exc: psycopg.Error) -> FlightstateError:
             return TransientError(f"PostgreSQL {state}: {_first_line(exc)}")
         return PermanentError(f"PostgreSQL {state}: {_first_line(exc)}")
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
-        # No SQLSTATE: the connection broke (server gone, socket closed, backend killed).
+        # No SQLSTATE: the connection broke (server gone, socket closed, backend killed),
+        # or (InterfaceError) a closed connection or cursor was used. Both are transient:
+        # every adapter drops its connection after an error and reconnects on the retry,
+        # so the retry runs on a new session; and a retry that keeps failing stalls the
+        # pump visibly instead of recording a good message DEAD for a client-side fault.
         return TransientError(f"PostgreSQL connection: {_first_line(exc)}")
     return PermanentError(f"PostgreSQL: {_first_line(exc)}")
 
@@ -60,9 +64,13 @@ def _first_line(exc: BaseException) -> str:
 
 
 @contextmanager
-def translated() -> Iterator[None]:
-    """Run a block; any ``psycopg.Error`` leaves it as a core error (``raise ... from``)."""
+def translated(what: str = "") -> Iterator[None]:
+    """Run a block; any ``psycopg.Error`` leaves it as a core error (``raise ... from``),
+    its message prefixed with *what* was being done when given."""
     try:
         yield
     except psycopg.Error as exc:
-        raise classify(exc) from exc
+        error = classify(exc)
+        if what:
+            error = type(error)(f"{what}: {error}")
+        raise error from exc

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
@@ -98,11 +98,18 @@ class SimplePool:
             conn.close()
 
 
-def lazy_connection(dsn: str, connect_timeout: int) -> LazyConnection[Conn]:
-    """One autocommit connection outside the store's pool (the lease and the inbox table
-    keep theirs apart from the store's transactions), opened on first use and reopened
-    after a failure or when the server closed it."""
-    return LazyConnection(
-        lambda: psycopg.connect(dsn, autocommit=True, connect_timeout=connect_timeout),
-        usable=lambda conn: not conn.closed,
-    )
+def lazy_connection(
+    dsn: str, connect_timeout: int, *, setup: Callable[[Conn], None] | None = None
+) -> LazyConnection[Conn]:
+    """One autocommit connection outside the store's pool (the lease, the inbox table and
+    the outbox keep theirs apart from the store's transactions), opened on first use and
+    reopened after a failure or when the server closed it; *setup* runs once per new
+    connection (session settings)."""
+
+    def connect() -> Conn:
+        conn = psycopg.connect(dsn, autocommit=True, connect_timeout=connect_timeout)
+        if setup is not None:
+            setup(conn)
+        return conn
+
+    return LazyConnection(connect, usable=lambda conn: not conn.closed)

@@ -14,26 +14,43 @@ the pre-0004 dispatcher had already marked are skipped by the reader (not re-sen
 the rollback of 0004 writes DISPATCHED_AT for every row at or below the watermark.
 
 Each call is its own short autocommit statement on one of three lazily opened connections
-(reads; writes; backlog counts), reopened after a connection failure. psycopg errors
-become core errors (``TransientError`` for connection/serialization/lock trouble,
-``PermanentError`` else).
+(reads; writes; backlog counts: ``flightstate_pg._pool.lazy_connection``), dropped after any
+error and reopened by the next call; psycopg errors become core errors through the
+package's one classifier (``flightstate_pg._errors``).
+
+Wake-ups (``watch_commits``, the optional ``CommitWatch`` port): a transaction that writes
+MSG_EVENT rows through ``PgTransaction.save``/``save_many`` sends ``pg_notify`` on the
+outbox channel (``flightstate_pg.wakeup``); PostgreSQL delivers it only when that
+transaction commits. A dispatcher in another process LISTENs on a dedicated connection.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, NamedTuple
 
 import psycopg
-from attrs import frozen
-from psycopg import errors as pg_errors
 
-from flightstate_core.errors import FlightstateError, PermanentError, TransientError
+from flightstate_core.errors import PermanentError
+from flightstate_core.lazy import LazyConnection
+from flightstate_core.outbox import OutboxBacklog
 from flightstate_core.records import OutboxRecord
+from flightstate_pg._errors import translated
+from flightstate_pg._pool import lazy_connection
+from flightstate_pg.wakeup import DEFAULT_CHANNEL, OutboxListener, notify_outbox
 
-__all__ = ["DEFAULT_OUTBOX", "OutboxBacklog", "OutboxTuple", "PgOutbox"]
+__all__ = [
+    "DEFAULT_CHANNEL",
+    "DEFAULT_OUTBOX",
+    "OutboxBacklog",
+    "OutboxListener",
+    "OutboxTuple",
+    "PgOutbox",
+    "notify_outbox",
+]
 
 #: OUTBOX_WATERMARK row of the Kafka dispatcher (created by migration 0004).
 DEFAULT_OUTBOX = "kafka"
@@ -90,17 +107,6 @@ LEFT JOIN msg_event e ON e.event_id > w.last_event_id AND e.dispatched_at IS NUL
 WHERE w.outbox_name = %s GROUP BY w.last_event_id
 """
 
-_TRANSIENT = (
-    psycopg.OperationalError,
-    pg_errors.SerializationFailure,
-    pg_errors.DeadlockDetected,
-    pg_errors.LockNotAvailable,
-    pg_errors.QueryCanceled,
-    pg_errors.ReadOnlySqlTransaction,  # a failover to a standby not yet promoted
-    pg_errors.IdleInTransactionSessionTimeout,
-)
-
-
 class OutboxTuple(NamedTuple):
     """The ``OutboxRecord`` fields a Kafka record is made of, as a tuple: the dispatcher's
     hot path reads these (``fetch_rows``), ~6x cheaper to build than the attrs record."""
@@ -113,58 +119,17 @@ class OutboxTuple(NamedTuple):
     message_id: int | None
 
 
-@frozen
-class OutboxBacklog:
-    """Undelivered rows (ids above the watermark) and the age in seconds of the oldest
-    (None when there is none)."""
-
-    count: int
-    oldest_age_s: float | None
-    watermark: int = 0
+def _writer_session(conn: psycopg.Connection[Any]) -> None:
+    # Only watermark moves and purges write here. Losing a move in a server crash means
+    # re-sending (allowed: at least once), so the WAL flush need not be awaited.
+    conn.execute("SET synchronous_commit = off")
 
 
-def _translate(exc: psycopg.Error, what: str) -> FlightstateError:
-    if isinstance(exc, _TRANSIENT):
-        return TransientError(f"{what}: {exc}")
-    return PermanentError(f"{what}: {exc}")
+class _Session(NamedTuple):
+    """One lazily opened connection and the lock that keeps it to one thread at a time."""
 
-
-class _Channel:
-    """One lazily opened autocommit connection, used under a lock by one thread at a time."""
-
-    def __init__(self, conninfo: str, connect_timeout: int) -> None:
-        self._conninfo = conninfo
-        self._connect_timeout = connect_timeout
-        self._conn: psycopg.Connection[Any] | None = None
-        self.lock = threading.Lock()
-
-    def connection(self) -> psycopg.Connection[Any]:
-        if self._conn is None or self._conn.closed:
-            self._conn = psycopg.connect(
-                self._conninfo, autocommit=True, connect_timeout=self._connect_timeout
-            )
-            # Only watermark moves and purges write here. Losing a move in a server crash
-            # means re-sending (allowed: at least once), so WAL flush need not be awaited.
-            self._conn.execute("SET synchronous_commit = off")
-        return self._conn
-
-    def run(self, what: str, query: str, params: Sequence[Any] | dict[str, Any], *,
-            binary: bool = False, fetch: bool = False) -> tuple[list[Any], int]:
-        """Execute; return (rows if *fetch*, rowcount). Errors become core errors."""
-        with self.lock:
-            try:
-                with self.connection().cursor(binary=binary) as cur:
-                    cur.execute(query, params, prepare=True)
-                    return (cur.fetchall() if fetch else []), cur.rowcount
-            except psycopg.Error as exc:
-                if isinstance(exc, (psycopg.OperationalError, pg_errors.ReadOnlySqlTransaction)):
-                    self.close()  # reconnect: a new session may reach the promoted primary
-                raise _translate(exc, what) from exc
-
-    def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None and not conn.closed:
-            conn.close()
+    db: LazyConnection[psycopg.Connection[Any]]
+    lock: threading.Lock
 
 
 class PgOutbox:
@@ -175,16 +140,25 @@ class PgOutbox:
     (advance, mark, purge) and ``backlog`` (a count: slow on a large backlog) each have
     their own lazily opened connection, so the dispatcher may read ahead and count the
     backlog on worker threads while it moves the watermark (``concurrent_marks``).
+    ``channel``: the NOTIFY channel ``watch_commits`` listens on (the writers'
+    ``flightstate_pg.wakeup.DEFAULT_CHANNEL`` unless they were given another).
     """
 
     concurrent_marks = True
 
     def __init__(self, conninfo: str, *, outbox_name: str = DEFAULT_OUTBOX,
-                 connect_timeout: int = 10) -> None:
+                 connect_timeout: int = 10, channel: str = DEFAULT_CHANNEL) -> None:
         self.outbox_name = outbox_name
-        self._read = _Channel(conninfo, connect_timeout)
-        self._write = _Channel(conninfo, connect_timeout)
-        self._stats = _Channel(conninfo, connect_timeout)  # backlog: may take a while
+        self.channel = channel
+        self._conninfo, self._connect_timeout = conninfo, connect_timeout
+
+        def session(setup: Callable[[psycopg.Connection[Any]], None] | None = None) -> _Session:
+            return _Session(lazy_connection(conninfo, connect_timeout, setup=setup),
+                            threading.Lock())  # fmt: skip
+
+        self._read = session()
+        self._write = session(_writer_session)
+        self._stats = session()  # backlog: a count, may take a while
         self._checked = False
 
     def fetch_undelivered(self, limit: int, after_event_id: int = 0) -> list[OutboxRecord]:
@@ -206,9 +180,8 @@ class PgOutbox:
     def _fetch(self, query: str, limit: int, after_event_id: int) -> list[Any]:
         if not self._checked:
             self.watermark()
-        rows, _ = self._read.run("fetching undelivered events", query,
-                                 (after_event_id, self.outbox_name, limit),
-                                 binary=True, fetch=True)
+        rows, _ = self._run(self._read, "fetching undelivered events", query,
+                            (after_event_id, self.outbox_name, limit), binary=True, fetch=True)
         return rows
 
     def advance(self, through_event_id: int, at: datetime) -> None:
@@ -218,8 +191,8 @@ class PgOutbox:
         delivered or coalesced into a delivered record: the dispatcher does, because it
         read those rows contiguously from the watermark. One single-row UPDATE.
         """
-        self._write.run("advancing the outbox watermark", _ADVANCE,
-                        (through_event_id, at, self.outbox_name, through_event_id))
+        self._run(self._write, "advancing the outbox watermark", _ADVANCE,
+                  (through_event_id, at, self.outbox_name, through_event_id))
 
     def mark_dispatched(self, event_ids: Sequence[int], at: datetime) -> None:
         """``Outbox.mark_dispatched`` in the watermark model: advance the watermark over
@@ -230,19 +203,19 @@ class PgOutbox:
         if event_ids:
             params = {"name": self.outbox_name, "ids": list(event_ids),
                       "top": max(event_ids), "at": at}
-            self._write.run("marking events dispatched", _MARK, params)
+            self._run(self._write, "marking events dispatched", _MARK, params)
 
     def purge_dispatched(self, older_than: datetime, limit: int) -> int:
         """Delete at most *limit* delivered rows (ids at or below the watermark) created
         before *older_than*, oldest first; return how many."""
-        _, count = self._write.run("purging dispatched events", _PURGE,
-                                   (self.outbox_name, older_than, limit))
+        _, count = self._run(self._write, "purging dispatched events", _PURGE,
+                             (self.outbox_name, older_than, limit))
         return count
 
     def watermark(self) -> int:
         """The current watermark (``PermanentError`` if its row does not exist)."""
-        rows, _ = self._read.run("reading the outbox watermark", _GET_WATERMARK,
-                                 (self.outbox_name,), fetch=True)
+        rows, _ = self._run(self._read, "reading the outbox watermark", _GET_WATERMARK,
+                            (self.outbox_name,), fetch=True)
         if not rows:
             raise PermanentError(f"OUTBOX_WATERMARK row {self.outbox_name!r} missing: "
                                  "apply migration 0004 first")
@@ -251,16 +224,38 @@ class PgOutbox:
 
     def backlog(self) -> OutboxBacklog:
         """How many rows wait for delivery and how old the oldest one is (database clock)."""
-        rows, _ = self._stats.run("reading the outbox backlog", _BACKLOG, (self.outbox_name,),
-                                 fetch=True)
+        rows, _ = self._run(self._stats, "reading the outbox backlog", _BACKLOG,
+                            (self.outbox_name,), fetch=True)
         if not rows:
             raise PermanentError(f"OUTBOX_WATERMARK row {self.outbox_name!r} missing: "
                                  "apply migration 0004 first")
         mark, count, age = rows[0]
         return OutboxBacklog(int(count), None if age is None else float(age), int(mark))
 
+    @contextmanager
+    def watch_commits(self, wake: Callable[[], None]) -> Iterator[None]:
+        """``CommitWatch``: LISTEN on ``channel`` (its own connection and thread) and call
+        *wake* after every commit that wrote events, while the block runs."""
+        listener = OutboxListener(self._conninfo, wake, channel=self.channel,
+                                  connect_timeout=self._connect_timeout)  # fmt: skip
+        listener.start()
+        try:
+            yield
+        finally:
+            listener.close()
+
+    def _run(self, session: _Session, what: str, query: str,
+             params: Sequence[Any] | dict[str, Any], *, binary: bool = False,
+             fetch: bool = False) -> tuple[list[Any], int]:
+        """Execute on *session*; (rows if *fetch*, rowcount). A failed call drops the
+        connection (the next one reconnects: a new session may reach a promoted primary)."""
+        with session.lock, translated(what), session.db.use() as conn, \
+                conn.cursor(binary=binary) as cur:
+            cur.execute(query, params, prepare=True)
+            return (cur.fetchall() if fetch else []), cur.rowcount
+
     def close(self) -> None:
         """Close the connections (the next call reconnects)."""
-        self._read.close()
-        self._write.close()
-        self._stats.close()
+        for session in (self._read, self._write, self._stats):
+            with session.lock:
+                session.db.close()

@@ -35,6 +35,7 @@ from flightstate_pg._errors import translated
 from flightstate_pg._load import BY_FLIDS, codeshare_flids, fetch_states
 from flightstate_pg._schema import PROC_COLUMNS
 from flightstate_pg._write import FaultHook, write_many, write_processed
+from flightstate_pg.wakeup import notify_outbox
 
 __all__ = ["PgTransaction"]
 
@@ -210,6 +211,7 @@ class PgTransaction:
             self._conn, processed, known=self._known, typed=self._typed,
             hook=self._fault_hook, inbox_name=self._inbox_name,
         )  # fmt: skip
+        notify_outbox(self._conn, [processed])  # delivered on commit: wakes dispatchers
         self._known.update(processed.states)
         self.saved.update(processed.states)
 
@@ -252,6 +254,7 @@ class PgTransaction:
             self._conn, batch, known=self._known, typed=self._typed,
             hook=self._fault_hook, inbox_name=self._inbox_name,
         )  # fmt: skip
+        notify_outbox(self._conn, batch)  # delivered on commit: wakes dispatchers
         for processed in batch:
             self._known.update(processed.states)
             self.saved.update(processed.states)

@@ -8,10 +8,12 @@ checks once that ``migrate`` has run, so an operator reads "run migrate first".
 from __future__ import annotations
 
 import logging
-from typing import Any
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import psycopg
-from attrs import define
+from attrs import define, field
 
 from flightstate_core.budget import ReadBudget
 from flightstate_core.errors import ConfigError, PermanentError
@@ -25,6 +27,9 @@ from flightstate_pg.session import SessionLimits, with_session_limits
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver, ObservedProcessor
+
+if TYPE_CHECKING:  # Kafka is optional: imported where a dispatcher is built
+    from flightstate_kafka import Dispatcher
 
 __all__ = [
     "Services",
@@ -101,6 +106,8 @@ class Services:
     inbox: Inbox
     lease: PgLeaderLease
     outbox: PgOutbox
+    #: Set by the pump after each commit; the dispatcher (same process) waits on it.
+    dispatch_wakeup: threading.Event = field(factory=threading.Event)
 
     def close(self) -> None:
         """Close every connection (idempotent)."""
@@ -140,7 +147,9 @@ def build_pump(
     after_commit: Any = None,
     drained: Any = None,
 ) -> Pump:
-    """A pump over the services, its processor wrapped for logs and metrics."""
+    """A pump over the services, its processor wrapped for logs and metrics; each commit
+    wakes this process's dispatcher (``services.dispatch_wakeup``), then calls
+    *after_commit*."""
     cfg = services.config
     settings = PumpSettings(
         holder=cfg.holder,
@@ -170,9 +179,22 @@ def build_pump(
         backfills=services.store,
         read_cursor=services.store.inbox_cursor,
         settings=settings,
-        after_commit=after_commit,
+        after_commit=_waking(services.dispatch_wakeup, after_commit),
         drained=drained,
     )
+
+
+def _waking(
+    wakeup: threading.Event, then: Callable[[Sequence[int]], None] | None
+) -> Callable[[Sequence[int]], None]:
+    """An ``after_commit`` that wakes the dispatcher at once (instead of its next poll)."""
+
+    def after_commit(message_ids: Sequence[int]) -> None:
+        wakeup.set()
+        if then is not None:
+            then(message_ids)
+
+    return after_commit
 
 
 def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False) -> Any:
@@ -193,14 +215,19 @@ def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False)
 
 def build_dispatcher(
     services: Services, observer: MetricsObserver, bootstrap: str, *, quiet: bool = False,
-    fence: Any = None, epoch: int | None = None,
-) -> Any:
+    fence: Callable[[], bool] | None = None, epoch: int | None = None,
+) -> Dispatcher:
     """The outbox → Kafka dispatcher, reporting to the runner's metrics; *fence* (the lease
-    still held at *epoch*) is checked before each window and after each producer start."""
+    still held at *epoch*) is checked before each window and after each producer start.
+
+    Woken by this process's pump after each commit (``services.dispatch_wakeup``, see
+    ``build_pump``); only the leader pumps and dispatches, so no LISTEN connection is
+    needed here. It still polls every ``idle_sleep_s`` for rows other writers commit."""
     from flightstate_kafka import Dispatcher  # noqa: PLC0415 - only with Kafka
 
     settings = kafka_settings(services.config, bootstrap, quiet=quiet)
-    return Dispatcher(services.outbox, settings, observer=observer, fence=fence, epoch=epoch)
+    return Dispatcher(services.outbox, settings, observer=observer, fence=fence, epoch=epoch,
+                      wakeup=services.dispatch_wakeup, watch_commits=False)  # fmt: skip
 
 
 def provision(config: RunnerConfig, bootstrap: str, timeout: float = 10.0) -> dict[str, str]:

@@ -1,0 +1,32 @@
+"""The outbox contract on PostgreSQL: ``PgStore`` writes, ``PgOutbox`` reads and moves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from attrs import define
+
+from flightstate_core.config import CoreConfig
+from flightstate_core.testing.outbox_contract import OutboxContract
+from flightstate_pg import PgStore
+from flightstate_pg.outbox import PgOutbox
+
+pytestmark = pytest.mark.pg
+
+
+@define
+class _Harness:
+    store: PgStore
+    outbox: PgOutbox
+
+
+class TestPgOutboxContract(OutboxContract):
+    """Every outbox contract test on a fresh migrated database."""
+
+    @pytest.fixture
+    def outbox_harness(self, pg_store_dsn: str) -> Iterator[_Harness]:
+        harness = _Harness(PgStore(pg_store_dsn, CoreConfig()), PgOutbox(pg_store_dsn))
+        yield harness
+        harness.outbox.close()
+        harness.store.close()
