@@ -1,0 +1,462 @@
+"""Freshness of the real runner: inbox commit → state committed, and → ``schd`` consumed.
+
+    PYTHONPATH=. python benchmarks/bench_latency.py [--rates 50,200,1000] [--duration S]
+                                                    [--burst N] [--quick]
+
+What runs: ``flightstate run`` as its own process (``python -m flightstate_runner.cli``,
+configured by ``FLIGHTSTATE_*`` variables as a user would; any other ``FLIGHTSTATE_*``
+setting in the environment reaches it too) on a fresh MariaDB inbox database, a fresh
+PostgreSQL database (``migrate``, ``inbox-init`` and ``topics`` through the same CLI) and a
+tansu broker started here on a free port below 32768 (or ``--bootstrap``).
+
+A writer inserts FLOPs (ESTT) to distinct flights into cminmsgs at a steady arrival rate:
+message k is due k / rate seconds into the phase, and every message due is committed in
+the writer's next transaction (one row per transaction while it keeps up; at 1,000 msg/s
+a durable MariaDB commit per row is about the writer's own limit, so rows due together
+share one). A FLOP to an unknown FLID creates the flight (``flightstate_core.handlers.
+flop``), so every message makes exactly one ``schd`` record. Then a burst: ``--burst``
+messages in one transaction. Measured per message, from the moment the writer's commit
+returned:
+
+- state committed: the runner's JSON log line for the message (``event: message``), which
+  it writes right after the store transaction returned. A batch's lines are written in
+  turn, so a later line of a large batch is a little late (microseconds per line);
+- ``schd`` consumed: a consumer assigned to every partition of ``schd`` (read_committed,
+  ``fetch.wait.max.ms`` small so that it does not wait on its own) receives the record
+  whose ``message-id`` header is the message's inbox id.
+
+All three clocks are this host's wall clock (``time.time()`` here, the log record's
+``created`` in the runner): the same clock, so no skew, only NTP slewing.
+
+The floor, measured in the same run on the same services before the runner starts: a
+durable one-row PostgreSQL commit, a produce → consume round trip on the same broker (the
+dispatcher's producer settings, non-transactional, flushed), and the two back to back.
+A warm-up phase (not reported) runs first, so the producer and the lease exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import attrs
+import psycopg
+import pymysql
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from latency_table import FloorRow, Percentiles, PhaseResult, due_count, render, summarize
+
+from flightstate_core.traffic import TrafficGenerator
+from flightstate_kafka import KafkaSettings
+from flightstate_kafka.producer import producer_config
+from flightstate_mysql import parse_mysql_dsn
+from flightstate_testing import mysql as test_mysql
+from flightstate_testing import postgres as test_pg
+from flightstate_testing.kafka import TansuBroker, create_topic
+from flightstate_testing.names import unique_name
+
+ROOT = Path(__file__).resolve().parents[1]
+PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
+MYSQL_ADMIN = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
+TZ = "Asia/Shanghai"  # the runner's default airport zone: DATE_RECEIVED is written in it
+#: The bench consumer's fetch settings: answer as soon as one record is there, and never
+#: park a fetch for long (librdkafka's default fetch.wait.max.ms is 500).
+CONSUMER_FETCH = {"fetch.wait.max.ms": "5", "fetch.min.bytes": "1"}
+_INSERT = (
+    "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS)"
+    " VALUES (%s, %s, 'VALID')"
+)
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+class Flops:
+    """FLOPs (ESTT) to flights never used before in this run: one ``schd`` record each."""
+
+    def __init__(self) -> None:
+        self._gen = TrafficGenerator(seed=21)
+        self._next = 900_000
+
+    def take(self, count: int) -> list[str]:
+        """*count* messages to *count* new FLIDs."""
+        first, self._next = self._next, self._next + count
+        gen = self._gen
+        return [gen.flop("ESTT", f, f"<ESTT>{gen.when(f, 15)}</ESTT>")
+                for f in range(first, first + count)]  # fmt: skip
+
+
+class Writer:
+    """The AODB side: inserts into cminmsgs and notes when each row's commit returned."""
+
+    def __init__(self, dsn: str) -> None:
+        self._conn: Any = pymysql.connect(autocommit=False, **parse_mysql_dsn(dsn))
+        self._zone = ZoneInfo(TZ)
+        self.commits = 0
+
+    def commit(self, raws: Sequence[str]) -> tuple[list[int], float]:
+        """One transaction of *raws*; their ids and the time its commit returned."""
+        received = datetime.now(self._zone).replace(tzinfo=None, microsecond=0)
+        with self._conn.cursor() as cur:
+            ids = []
+            for raw in raws:
+                cur.execute(_INSERT, (raw, received))
+                ids.append(int(cur.lastrowid))
+        self._conn.commit()
+        self.commits += 1
+        return ids, time.time()
+
+    def steady(self, raws: Sequence[str], rate: float) -> dict[int, float]:
+        """Commit *raws* at *rate* msg/s (each message due at k / rate); id → commit time."""
+        sent: dict[int, float] = {}
+        start, done = time.time(), 0
+        while done < len(raws):
+            now = time.time()
+            due = due_count(now - start, rate, len(raws))
+            if due > done:
+                ids, at = self.commit(raws[done:due])
+                sent.update(dict.fromkeys(ids, at))
+                done = due
+            else:
+                time.sleep(max(0.0, start + done / rate - now))
+        return sent
+
+    def close(self) -> None:
+        """End the connection."""
+        self._conn.close()
+
+
+# ---------------------------------------------------------------------------- observers
+
+
+def _consumer(bootstrap: str, topic: str) -> Consumer:
+    """A consumer assigned to every partition of *topic* from the start (no group join:
+    tansu's takes about 20 s), with the bench's fetch settings."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique_name("fs_lat"),
+                         "enable.auto.commit": False, "isolation.level": "read_committed",
+                         **CONSUMER_FETCH})  # fmt: skip
+    partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in sorted(partitions)])
+    return consumer
+
+
+class SchdWatcher(threading.Thread):
+    """Notes when the ``schd`` record of each message id (its ``message-id`` header) arrives."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        super().__init__(name="schd-watcher", daemon=True)
+        self.seen: dict[int, float] = {}
+        self._consumer = _consumer(bootstrap, topic)
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        consumer, seen = self._consumer, self.seen
+        while not self._done.is_set():
+            records = consumer.consume(1000, 0.05)
+            at = time.time()
+            for record in records:
+                if record.error() is None:
+                    message_id = dict(record.headers() or []).get("message-id")
+                    if message_id is not None:
+                        seen.setdefault(int(message_id), at)
+        consumer.close()
+
+    def stop(self) -> None:
+        """Stop reading and close the consumer."""
+        self._done.set()
+        self.join(10)
+
+
+class RunnerLog(threading.Thread):
+    """Reads the runner's JSON log lines: when each message's transaction was committed."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(name="runner-log", daemon=True)
+        self.committed: dict[int, float] = {}
+        self.tail: deque[str] = deque(maxlen=40)
+        self._stream = stream
+
+    def run(self) -> None:
+        for line in self._stream:
+            self.tail.append(line.rstrip())
+            if '"event": "message"' not in line:
+                continue
+            with contextlib.suppress(ValueError, KeyError):
+                fields = json.loads(line)
+                at = datetime.fromisoformat(fields["ts"]).timestamp()
+                self.committed.setdefault(int(fields["message_id"]), at)
+
+
+# ---------------------------------------------------------------------------- services
+
+
+class Runner:
+    """``flightstate`` CLI commands as their own processes, configured by environment."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self._proc: subprocess.Popen[str] | None = None
+        self.log: RunnerLog | None = None
+
+    def _argv(self, *command: str) -> list[str]:
+        return [sys.executable, "-m", "flightstate_runner.cli", *command]
+
+    def command(self, *command: str) -> None:
+        """Run one command to completion (``migrate``, ``inbox-init``, ``topics``)."""
+        done = subprocess.run(  # noqa: S603 - our own CLI, fixed argv
+            self._argv(*command), env=self.env, cwd=ROOT, text=True, capture_output=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"flightstate {' '.join(command)}: {done.stderr[-2000:]}")
+
+    def start(self) -> None:
+        """``flightstate run`` in the background; its log lines are read as they come."""
+        self._proc = subprocess.Popen(  # noqa: S603 - our own CLI, fixed argv
+            self._argv("run", "--holder", "bench-latency"), env=self.env, cwd=ROOT, text=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        self.log = RunnerLog(self._proc.stderr)
+        self.log.start()
+
+    def check_alive(self) -> None:
+        """RuntimeError with the runner's last log lines if it has exited."""
+        if self._proc is not None and self._proc.poll() is not None:
+            tail = "\n".join(self.log.tail if self.log else [])
+            raise RuntimeError(f"the runner exited ({self._proc.returncode}):\n{tail}")
+
+    def stop(self) -> int | None:
+        """SIGTERM (the runner's clean stop), SIGKILL after 30 s; its exit code."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if self.log is not None:
+            self.log.join(5)
+        return proc.returncode
+
+
+@contextlib.contextmanager
+def services(args: argparse.Namespace) -> Iterator[tuple[str, str, str]]:
+    """(PostgreSQL DSN, MariaDB DSN, bootstrap): fresh databases, a broker; all removed after."""
+    broker = None if args.bootstrap else TansuBroker()
+    pg = my = None
+    try:
+        if broker is not None:
+            broker.start()
+        pg = test_pg.create_database(args.pg_admin)
+        my = test_mysql.create_database(args.mysql_admin)
+        yield pg, my, args.bootstrap or (broker.bootstrap if broker else "")
+    finally:
+        if pg is not None:
+            test_pg.drop_database(args.pg_admin, pg)
+        if my is not None:
+            test_mysql.drop_database(args.mysql_admin, my)
+        if broker is not None:
+            broker.close()
+
+
+def runner_env(pg: str, my: str, bootstrap: str) -> tuple[dict[str, str], str]:
+    """The runner's environment (unique topic names and transactional id: the broker may be
+    shared) and its ``schd`` topic."""
+    schd = unique_name("schd")
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path, "FLIGHTSTATE_PG_DSN": pg, "FLIGHTSTATE_MYSQL_DSN": my,
+           "FLIGHTSTATE_KAFKA_BOOTSTRAP": bootstrap, "FLIGHTSTATE_TOPIC_SCHD": schd,
+           "FLIGHTSTATE_TOPIC_MSG": unique_name("msg"), "FLIGHTSTATE_AIRPORT_TZ": TZ,
+           "FLIGHTSTATE_KAFKA_TRANSACTIONAL_ID": unique_name("bench-latency"),
+           "FLIGHTSTATE_LOG_LEVEL": "INFO"}  # fmt: skip
+    return env, schd
+
+
+# ---------------------------------------------------------------------------- the floor
+
+
+def durable_commits(dsn: str, count: int) -> list[float]:
+    """Seconds of *count* one-row durable commits (``synchronous_commit = on``)."""
+    samples: list[float] = []
+    with psycopg.connect(dsn) as conn:
+        conn.execute("SET synchronous_commit = on")
+        conn.execute("CREATE TABLE bench_latency_probe (n integer)")
+        conn.commit()
+        for n in range(count):
+            started = time.time()
+            conn.execute("INSERT INTO bench_latency_probe (n) VALUES (%s)", (n,))
+            conn.commit()
+            samples.append(time.time() - started)
+        conn.execute("DROP TABLE bench_latency_probe")
+        conn.commit()
+    return samples
+
+
+def round_trips(bootstrap: str, count: int) -> list[float]:
+    """Seconds of *count* produce → consume round trips of one small record each, with the
+    dispatcher's producer settings (acks=all, idempotent) and the bench's consumer."""
+    topic = unique_name("floor")
+    create_topic(bootstrap, topic)
+    quiet = KafkaSettings(bootstrap, producer_overrides={"log_level": "3"})
+    producer = Producer(producer_config(quiet))
+    consumer = _consumer(bootstrap, topic)
+    samples: list[float] = []
+    try:
+        for n in range(count + 1):  # the first one connects: not counted
+            started = time.time()
+            producer.produce(topic, b"%d" % n, b"k")
+            producer.flush(10)
+            while (record := consumer.poll(0.05)) is None or record.error() is not None:
+                if time.time() - started > 30:  # noqa: PLR2004 - a broken broker, not a sample
+                    raise RuntimeError("floor record not consumed within 30 s")
+            if n:
+                samples.append(time.time() - started)
+    finally:
+        consumer.close()
+    return samples
+
+
+def floor(pg: str, bootstrap: str, count: int) -> list[FloorRow]:
+    """The floor rows: a durable commit, a round trip, and one of each back to back."""
+    commits, trips = durable_commits(pg, count), round_trips(bootstrap, count)
+    both = [c + t for c, t in zip(commits, trips, strict=True)]
+    commit = Percentiles.of(commits)
+    return [("PG durable commit", commit, None),
+            ("produce -> consume", None, Percentiles.of(trips)),
+            ("commit + produce -> consume", commit, Percentiles.of(both))]  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- phases
+
+
+def wait_for(ids: Sequence[int], seen: dict[int, float], runner: Runner, timeout: float) -> None:
+    """Until every id is in *seen* (or *timeout* seconds passed; the table says NOT SEEN)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and any(i not in seen for i in ids):
+        runner.check_alive()
+        time.sleep(0.05)
+
+
+@attrs.define
+class Bench:
+    """The runner, its observers and the writer of one run."""
+
+    runner: Runner
+    watcher: SchdWatcher
+    writer: Writer
+
+    def phase(
+        self, name: str, send: Callable[[], dict[int, float]], timeout: float
+    ) -> PhaseResult:
+        """Send one phase's messages, wait for their records, summarize."""
+        log = self.runner.log
+        assert log is not None  # started before any phase
+        commits = self.writer.commits
+        sent = send()
+        wait_for(list(sent), self.watcher.seen, self.runner, timeout)
+        wait_for(list(sent), log.committed, self.runner, 5)
+        return summarize(name, sent, self.writer.commits - commits, log.committed,
+                         self.watcher.seen)  # fmt: skip
+
+    def phases(self, args: argparse.Namespace) -> list[PhaseResult]:
+        """A warm-up (not returned), each steady rate, then the burst."""
+        flops, writer = Flops(), self.writer
+        self.phase("warm-up", lambda: writer.steady(flops.take(20), 20), 120)
+        results = []
+        for rate in args.rates:
+            raws = flops.take(max(1, round(rate * args.duration)))
+            results.append(self.phase(f"steady {rate:g}/s", partial(writer.steady, raws, rate),
+                                      60 + len(raws) / 200))  # fmt: skip
+            time.sleep(args.pause)
+        if args.burst:
+            burst = flops.take(args.burst)
+            results.append(self.phase("burst", lambda: dict.fromkeys(*writer.commit(burst)),
+                                      60 + args.burst / 200))  # fmt: skip
+        return results
+
+
+def measure(args: argparse.Namespace) -> tuple[list[PhaseResult], list[FloorRow]]:
+    """Start everything, run the floor and the phases, stop everything."""
+    with services(args) as (pg, my, bootstrap):
+        env, schd = runner_env(pg, my, bootstrap)
+        runner = Runner(env)
+        for command in (("migrate",), ("inbox-init",), ("topics",)):
+            runner.command(*command)
+        floor_rows = floor(pg, bootstrap, args.floor)
+        bench = Bench(runner, SchdWatcher(bootstrap, schd), Writer(my))
+        bench.watcher.start()
+        runner.start()
+        try:
+            phases = bench.phases(args)
+        finally:
+            code = runner.stop()
+            bench.watcher.stop()
+            bench.writer.close()
+        if code not in (0, None):
+            tail = "\n".join(runner.log.tail if runner.log else [])
+            print(f"runner exited {code}; its last lines:\n{tail}")
+    return phases, floor_rows
+
+
+def _commit_measured() -> str:
+    """The commit the bench ran on (``+dirty`` with uncommitted changes)."""
+    def git(*argv: str) -> str:
+        return subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True,  # noqa: S603, S607
+                              check=False).stdout.strip()  # fmt: skip
+
+    return git("rev-parse", "--short", "HEAD") + ("+dirty" if git("status", "--porcelain") else "")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The options (``--quick``: a CI-sized smoke run of every part)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rates", default="50,200,1000",
+                        help="steady arrival rates, msg/s, comma-separated")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per rate")
+    parser.add_argument("--burst", type=int, default=2000,
+                        help="messages committed in one transaction after the rates (0: none)")
+    parser.add_argument("--floor", type=int, default=200, help="floor samples of each kind")
+    parser.add_argument("--pause", type=float, default=2.0, help="idle seconds between rates")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke size: 50 msg/s for 2 s, a burst of 100, 20 floor samples")
+    parser.add_argument("--bootstrap", help="use this broker instead of starting tansu")
+    parser.add_argument("--pg-admin", default=PG_ADMIN)
+    parser.add_argument("--mysql-admin", default=MYSQL_ADMIN)
+    args = parser.parse_args(argv)
+    args.rates = [float(rate) for rate in str(args.rates).split(",") if rate.strip()]
+    if args.quick:
+        args.rates, args.duration, args.burst, args.floor, args.pause = [50.0], 2.0, 100, 20, 0.5
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> tuple[list[PhaseResult], list[FloorRow]]:
+    """Measure and print the table; return what it shows (tests check it)."""
+    args = parse_args(argv)
+    phases, floor_rows = measure(args)
+    print(f"\nflightstate run as its own process (MariaDB inbox, PostgreSQL, tansu), "
+          f"commit {_commit_measured()}; runner settings from the environment")
+    for line in render(phases, floor_rows):
+        print(line)
+    return phases, floor_rows
+
+
+if __name__ == "__main__":
+    main()
