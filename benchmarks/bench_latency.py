@@ -45,6 +45,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
@@ -59,7 +60,16 @@ import attrs
 import psycopg
 import pymysql
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
-from latency_table import FloorRow, Percentiles, PhaseResult, due_count, render, summarize
+from latency_table import (
+    FloorRow,
+    Percentiles,
+    PhaseResult,
+    bucket_quantile,
+    due_count,
+    render,
+    summarize,
+)
+from prometheus_client.parser import text_string_to_metric_families
 
 from flightstate_core.traffic import TrafficGenerator
 from flightstate_kafka import KafkaSettings
@@ -69,6 +79,7 @@ from flightstate_testing import mysql as test_mysql
 from flightstate_testing import postgres as test_pg
 from flightstate_testing.kafka import TansuBroker, create_topic
 from flightstate_testing.names import unique_name
+from flightstate_testing.ports import free_local_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
@@ -77,6 +88,8 @@ TZ = "Asia/Shanghai"  # the runner's default airport zone: DATE_RECEIVED is writ
 #: The bench consumer's fetch settings: answer as soon as one record is there, and never
 #: park a fetch for long (librdkafka's default fetch.wait.max.ms is 500).
 CONSUMER_FETCH = {"fetch.wait.max.ms": "5", "fetch.min.bytes": "1"}
+#: The runner's freshness histograms, read from its /metrics endpoint at the end.
+HISTOGRAMS = ("flightstate_receive_to_commit_seconds", "flightstate_commit_to_delivered_seconds")
 _INSERT = (
     "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS)"
     " VALUES (%s, %s, 'VALID')"
@@ -212,6 +225,7 @@ class Runner:
         self.env = env
         self._proc: subprocess.Popen[str] | None = None
         self.log: RunnerLog | None = None
+        self.metrics_port = free_local_port()
 
     def _argv(self, *command: str) -> list[str]:
         return [sys.executable, "-m", "flightstate_runner.cli", *command]
@@ -228,11 +242,39 @@ class Runner:
     def start(self) -> None:
         """``flightstate run`` in the background; its log lines are read as they come."""
         self._proc = subprocess.Popen(  # noqa: S603 - our own CLI, fixed argv
-            self._argv("run", "--holder", "bench-latency"), env=self.env, cwd=ROOT, text=True,
+            self._argv("run", "--holder", "bench-latency", "--metrics-port",
+                       str(self.metrics_port)), env=self.env, cwd=ROOT, text=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
         self.log = RunnerLog(self._proc.stderr)
         self.log.start()
+
+    def histograms(self) -> dict[str, tuple[int, float, float]]:
+        """The freshness histograms of the runner's /metrics: name → (observations, p50
+        and p99 as the upper bounds of their buckets, in seconds)."""
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            text = response.read().decode()
+        found = {}
+        for family in text_string_to_metric_families(text):
+            if family.name in HISTOGRAMS:
+                buckets = [(float(s.labels["le"]), s.value) for s in family.samples
+                           if s.name.endswith("_bucket")]  # fmt: skip
+                count = int(max((c for _, c in buckets), default=0))
+                found[family.name] = (count, bucket_quantile(buckets, 0.5),
+                                      bucket_quantile(buckets, 0.99))  # fmt: skip
+        return found
+
+    def histograms_when(self, observations: int, timeout: float = 10) -> dict[str, Any]:
+        """``histograms()`` once both count *observations* (a delivery is observed right
+        after the watermark moved, a moment after the consumer may see the record)."""
+        deadline = time.time() + timeout
+        while True:
+            found = self.histograms()
+            counts = [found.get(name, (0,))[0] for name in HISTOGRAMS]
+            if min(counts) >= observations or time.time() > deadline:
+                return found
+            time.sleep(0.1)
 
     def check_alive(self) -> None:
         """RuntimeError with the runner's last log lines if it has exited."""
@@ -393,7 +435,10 @@ class Bench:
         return results
 
 
-def measure(args: argparse.Namespace) -> tuple[list[PhaseResult], list[FloorRow]]:
+Measured = tuple[list[PhaseResult], list[FloorRow], dict[str, tuple[int, float, float]]]
+
+
+def measure(args: argparse.Namespace) -> Measured:
     """Start everything, run the floor and the phases, stop everything."""
     with services(args) as (pg, my, bootstrap):
         env, schd = runner_env(pg, my, bootstrap)
@@ -406,6 +451,7 @@ def measure(args: argparse.Namespace) -> tuple[list[PhaseResult], list[FloorRow]
         runner.start()
         try:
             phases = bench.phases(args)
+            histograms = runner.histograms_when(20 + sum(p.sent for p in phases))
         finally:
             code = runner.stop()
             bench.watcher.stop()
@@ -413,7 +459,7 @@ def measure(args: argparse.Namespace) -> tuple[list[PhaseResult], list[FloorRow]
         if code not in (0, None):
             tail = "\n".join(runner.log.tail if runner.log else [])
             print(f"runner exited {code}; its last lines:\n{tail}")
-    return phases, floor_rows
+    return phases, floor_rows, histograms
 
 
 def _commit_measured() -> str:
@@ -447,15 +493,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> tuple[list[PhaseResult], list[FloorRow]]:
+def main(argv: Sequence[str] | None = None) -> Measured:
     """Measure and print the table; return what it shows (tests check it)."""
     args = parse_args(argv)
-    phases, floor_rows = measure(args)
+    phases, floor_rows, histograms = measure(args)
     print(f"\nflightstate run as its own process (MariaDB inbox, PostgreSQL, tansu), "
           f"commit {_commit_measured()}; runner settings from the environment")
     for line in render(phases, floor_rows):
         print(line)
-    return phases, floor_rows
+    print("\nthe runner's own histograms, all phases and the warm-up (bucket upper bounds):")
+    for name, (count, p50, p99) in histograms.items():
+        print(f"  {name}: {count} observations, p50 <= {p50:g} s, p99 <= {p99:g} s")
+    return phases, floor_rows, histograms
 
 
 if __name__ == "__main__":

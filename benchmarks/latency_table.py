@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from attrs import frozen
 
 __all__ = [
-    "FloorRow", "Percentiles", "PhaseResult", "due_count", "latencies", "render", "summarize",
+    "FloorRow", "Percentiles", "PhaseResult", "bucket_quantile", "due_count", "latencies",
+    "render", "summarize",
 ]  # fmt: skip
 
 
@@ -21,6 +22,14 @@ def due_count(elapsed: float, rate: float, total: int) -> int:
     if elapsed < 0:
         return 0
     return min(total, math.floor(elapsed * rate) + 1)
+
+
+def bucket_quantile(buckets: Sequence[tuple[float, float]], q: float) -> float:
+    """The upper bound of the Prometheus histogram bucket holding quantile *q*: the
+    smallest ``le`` whose cumulative count reaches q times the total (``+Inf`` last)."""
+    ordered = sorted(buckets)
+    total = ordered[-1][1] if ordered else 0.0
+    return next((le for le, count in ordered if count >= q * total and count > 0), math.nan)
 
 
 @frozen

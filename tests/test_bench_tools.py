@@ -166,7 +166,7 @@ def test_latency_bench_quick_measures_every_message(
     has both latencies, each phase's percentiles are ordered, and records typically come
     after their state commits. No timing is asserted."""
     mysql_admin = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
-    phases, floor = _bench_module("bench_latency")["main"]([
+    phases, floor, histograms = _bench_module("bench_latency")["main"]([
         "--quick", "--bootstrap", kafka_bootstrap, "--pg-admin", pg_server_dsn,
         "--mysql-admin", mysql_admin,
     ])  # fmt: skip
@@ -183,3 +183,17 @@ def test_latency_bench_quick_measures_every_message(
     assert [label for label, _, _ in floor] == [
         "PG durable commit", "produce -> consume", "commit + produce -> consume"]
     assert all(s.count == 20 for _, *samples in floor for s in samples if s is not None)
+    # The runner's own freshness histograms saw every message (the warm-up's 20 too) once.
+    assert {name: count for name, (count, _, _) in histograms.items()} == {
+        "flightstate_receive_to_commit_seconds": 220,
+        "flightstate_commit_to_delivered_seconds": 220,
+    }
+    for _, p50, p99 in histograms.values():
+        assert 0 < p50 <= p99
+
+
+def test_bucket_quantile_is_the_upper_bound_of_the_bucket_holding_it() -> None:
+    quantile = _bench_module("latency_table")["bucket_quantile"]
+    buckets = [(0.01, 0.0), (0.05, 60.0), (0.1, 99.0), (float("inf"), 100.0)]
+    assert (quantile(buckets, 0.5), quantile(buckets, 0.99), quantile(buckets, 1.0)) == (
+        0.05, 0.1, float("inf"))
