@@ -43,16 +43,15 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -74,7 +73,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from flightstate_core.traffic import TrafficGenerator
 from flightstate_kafka import KafkaSettings
 from flightstate_kafka.producer import producer_config
-from flightstate_mysql import parse_mysql_dsn
+from flightstate_mysql import insert_messages, parse_mysql_dsn
 from flightstate_testing import mysql as test_mysql
 from flightstate_testing import postgres as test_pg
 from flightstate_testing.kafka import TansuBroker, create_topic
@@ -90,10 +89,6 @@ TZ = "Asia/Shanghai"  # the runner's default airport zone: DATE_RECEIVED is writ
 CONSUMER_FETCH = {"fetch.wait.max.ms": "5", "fetch.min.bytes": "1"}
 #: The runner's freshness histograms, read from its /metrics endpoint at the end.
 HISTOGRAMS = ("flightstate_receive_to_commit_seconds", "flightstate_commit_to_delivered_seconds")
-_INSERT = (
-    "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS)"
-    " VALUES (%s, %s, 'VALID')"
-)
 
 
 # ---------------------------------------------------------------------------- messages
@@ -119,20 +114,15 @@ class Writer:
 
     def __init__(self, dsn: str) -> None:
         self._conn: Any = pymysql.connect(autocommit=False, **parse_mysql_dsn(dsn))
-        self._zone = ZoneInfo(TZ)
         self.commits = 0
 
     def commit(self, raws: Sequence[str]) -> tuple[list[int], float]:
-        """One transaction of *raws*; their ids and the time its commit returned."""
-        received = datetime.now(self._zone).replace(tzinfo=None, microsecond=0)
-        with self._conn.cursor() as cur:
-            ids = []
-            for raw in raws:
-                cur.execute(_INSERT, (raw, received))
-                ids.append(int(cur.lastrowid))
-        self._conn.commit()
+        """One transaction of *raws* (one multi-row INSERT, as the AODB helper writes them);
+        their ids and the time its commit returned."""
+        ids = insert_messages(self._conn, raws, chunk=max(1, len(raws)), local_tz=TZ)
+        at = time.time()
         self.commits += 1
-        return ids, time.time()
+        return ids, at
 
     def steady(self, raws: Sequence[str], rate: float) -> dict[int, float]:
         """Commit *raws* at *rate* msg/s (each message due at k / rate); id → commit time."""
@@ -195,24 +185,36 @@ class SchdWatcher(threading.Thread):
         self.join(10)
 
 
-class RunnerLog(threading.Thread):
-    """Reads the runner's JSON log lines: when each message's transaction was committed."""
+class RunnerLog:
+    """The runner's JSON log lines, from the file its stderr goes to (a file, not a pipe:
+    a reader that falls behind must not slow the runner's logging down): when each
+    message's transaction was committed."""
 
-    def __init__(self, stream: Any) -> None:
-        super().__init__(name="runner-log", daemon=True)
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self.committed: dict[int, float] = {}
-        self.tail: deque[str] = deque(maxlen=40)
-        self._stream = stream
+        self._offset = 0
 
-    def run(self) -> None:
-        for line in self._stream:
-            self.tail.append(line.rstrip())
+    def read_new(self) -> dict[int, float]:
+        """Take in the lines appended since the last call; ``committed``."""
+        with self.path.open("rb") as log:
+            log.seek(self._offset)
+            data = log.read()
+        complete = data[: data.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        for line in complete.decode(errors="replace").splitlines():
             if '"event": "message"' not in line:
                 continue
             with contextlib.suppress(ValueError, KeyError):
                 fields = json.loads(line)
                 at = datetime.fromisoformat(fields["ts"]).timestamp()
                 self.committed.setdefault(int(fields["message_id"]), at)
+        return self.committed
+
+    def tail(self, lines: int = 40) -> str:
+        """The last lines of the log."""
+        text = self.path.read_text(errors="replace") if self.path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
 
 
 # ---------------------------------------------------------------------------- services
@@ -240,14 +242,17 @@ class Runner:
             raise RuntimeError(f"flightstate {' '.join(command)}: {done.stderr[-2000:]}")
 
     def start(self) -> None:
-        """``flightstate run`` in the background; its log lines are read as they come."""
-        self._proc = subprocess.Popen(  # noqa: S603 - our own CLI, fixed argv
-            self._argv("run", "--holder", "bench-latency", "--metrics-port",
-                       str(self.metrics_port)), env=self.env, cwd=ROOT, text=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        self.log = RunnerLog(self._proc.stderr)
-        self.log.start()
+        """``flightstate run`` in the background, its log lines going to a file."""
+        handle, name = tempfile.mkstemp(prefix="fs-bench-latency-", suffix=".log")
+        self.log = RunnerLog(Path(name))
+        try:
+            self._proc = subprocess.Popen(  # noqa: S603 - our own CLI, fixed argv
+                self._argv("run", "--holder", "bench-latency", "--metrics-port",
+                           str(self.metrics_port)), env=self.env, cwd=ROOT, text=True,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=handle,
+            )  # fmt: skip
+        finally:
+            os.close(handle)
 
     def histograms(self) -> dict[str, tuple[int, float, float]]:
         """The freshness histograms of the runner's /metrics: name → (observations, p50
@@ -279,7 +284,7 @@ class Runner:
     def check_alive(self) -> None:
         """RuntimeError with the runner's last log lines if it has exited."""
         if self._proc is not None and self._proc.poll() is not None:
-            tail = "\n".join(self.log.tail if self.log else [])
+            tail = self.log.tail() if self.log else ""
             raise RuntimeError(f"the runner exited ({self._proc.returncode}):\n{tail}")
 
     def stop(self) -> int | None:
@@ -294,9 +299,12 @@ class Runner:
             except subprocess.TimeoutExpired:
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.wait()
-        if self.log is not None:
-            self.log.join(5)
         return proc.returncode
+
+    def remove_log(self) -> None:
+        """Delete the runner's log file."""
+        if self.log is not None:
+            self.log.path.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -389,10 +397,11 @@ def floor(pg: str, bootstrap: str, count: int) -> list[FloorRow]:
 # ---------------------------------------------------------------------------- phases
 
 
-def wait_for(ids: Sequence[int], seen: dict[int, float], runner: Runner, timeout: float) -> None:
-    """Until every id is in *seen* (or *timeout* seconds passed; the table says NOT SEEN)."""
+def wait_for(ids: Sequence[int], seen: Callable[[], dict[int, float]], runner: Runner,
+             timeout: float) -> None:  # fmt: skip
+    """Until every id is in ``seen()`` (or *timeout* seconds passed: the table says NOT SEEN)."""
     deadline = time.time() + timeout
-    while time.time() < deadline and any(i not in seen for i in ids):
+    while time.time() < deadline and any(i not in seen() for i in ids):
         runner.check_alive()
         time.sleep(0.05)
 
@@ -413,8 +422,8 @@ class Bench:
         assert log is not None  # started before any phase
         commits = self.writer.commits
         sent = send()
-        wait_for(list(sent), self.watcher.seen, self.runner, timeout)
-        wait_for(list(sent), log.committed, self.runner, 5)
+        wait_for(list(sent), lambda: self.watcher.seen, self.runner, timeout)
+        wait_for(list(sent), log.read_new, self.runner, 5)
         return summarize(name, sent, self.writer.commits - commits, log.committed,
                          self.watcher.seen)  # fmt: skip
 
@@ -456,9 +465,9 @@ def measure(args: argparse.Namespace) -> Measured:
             code = runner.stop()
             bench.watcher.stop()
             bench.writer.close()
-        if code not in (0, None):
-            tail = "\n".join(runner.log.tail if runner.log else [])
-            print(f"runner exited {code}; its last lines:\n{tail}")
+            if code not in (0, None) and runner.log is not None:
+                print(f"runner exited {code}; its last lines:\n{runner.log.tail()}")
+            runner.remove_log()
     return phases, floor_rows, histograms
 
 
