@@ -281,6 +281,13 @@ class Runner:
                 return found
             time.sleep(0.1)
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the runner process so far (Linux /proc)."""
+        if self._proc is None:
+            return 0.0
+        stat = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
     def check_alive(self) -> None:
         """RuntimeError with the runner's last log lines if it has exited."""
         if self._proc is not None and self._proc.poll() is not None:
@@ -413,6 +420,15 @@ class Bench:
     runner: Runner
     watcher: SchdWatcher
     writer: Writer
+    #: The runner process's CPU (all its threads) per phase, seconds; "idle" is CPU per
+    #: second of wall time with nothing arriving.
+    cpu: dict[str, float] = attrs.field(factory=dict)
+
+    def idle(self, seconds: float) -> None:
+        """Nothing arrives for *seconds*: the runner's CPU share of one core."""
+        wall, cpu = time.time(), self.runner.cpu_seconds()
+        time.sleep(seconds)
+        self.cpu["idle"] = (self.runner.cpu_seconds() - cpu) / (time.time() - wall)
 
     def phase(
         self, name: str, send: Callable[[], dict[int, float]], timeout: float
@@ -420,9 +436,10 @@ class Bench:
         """Send one phase's messages, wait for their records, summarize."""
         log = self.runner.log
         assert log is not None  # started before any phase
-        commits = self.writer.commits
+        commits, cpu = self.writer.commits, self.runner.cpu_seconds()
         sent = send()
         wait_for(list(sent), lambda: self.watcher.seen, self.runner, timeout)
+        self.cpu[name] = self.runner.cpu_seconds() - cpu
         wait_for(list(sent), log.read_new, self.runner, 5)
         return summarize(name, sent, self.writer.commits - commits, log.committed,
                          self.watcher.seen)  # fmt: skip
@@ -431,6 +448,8 @@ class Bench:
         """A warm-up (not returned), each steady rate, then the burst."""
         flops, writer = Flops(), self.writer
         self.phase("warm-up", lambda: writer.steady(flops.take(20), 20), 120)
+        if args.idle:
+            self.idle(args.idle)
         results = []
         for rate in args.rates:
             raws = flops.take(max(1, round(rate * args.duration)))
@@ -444,7 +463,9 @@ class Bench:
         return results
 
 
-Measured = tuple[list[PhaseResult], list[FloorRow], dict[str, tuple[int, float, float]]]
+Measured = tuple[
+    list[PhaseResult], list[FloorRow], dict[str, tuple[int, float, float]], dict[str, float]
+]
 
 
 def measure(args: argparse.Namespace) -> Measured:
@@ -461,6 +482,7 @@ def measure(args: argparse.Namespace) -> Measured:
         try:
             phases = bench.phases(args)
             histograms = runner.histograms_when(20 + sum(p.sent for p in phases))
+            cpu = bench.cpu
         finally:
             code = runner.stop()
             bench.watcher.stop()
@@ -468,7 +490,7 @@ def measure(args: argparse.Namespace) -> Measured:
             if code not in (0, None) and runner.log is not None:
                 print(f"runner exited {code}; its last lines:\n{runner.log.tail()}")
             runner.remove_log()
-    return phases, floor_rows, histograms
+    return phases, floor_rows, histograms, cpu
 
 
 def _commit_measured() -> str:
@@ -490,6 +512,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="messages committed in one transaction after the rates (0: none)")
     parser.add_argument("--floor", type=int, default=200, help="floor samples of each kind")
     parser.add_argument("--pause", type=float, default=2.0, help="idle seconds between rates")
+    parser.add_argument("--idle", type=float, default=5.0,
+                        help="seconds with nothing arriving after the warm-up: the runner's "
+                             "idle CPU (0: skip)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke size: 50 msg/s for 2 s, a burst of 100, 20 floor samples")
     parser.add_argument("--bootstrap", help="use this broker instead of starting tansu")
@@ -499,13 +524,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.rates = [float(rate) for rate in str(args.rates).split(",") if rate.strip()]
     if args.quick:
         args.rates, args.duration, args.burst, args.floor, args.pause = [50.0], 2.0, 100, 20, 0.5
+        args.idle = 1.0
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> Measured:
     """Measure and print the table; return what it shows (tests check it)."""
     args = parse_args(argv)
-    phases, floor_rows, histograms = measure(args)
+    phases, floor_rows, histograms, cpu = measure(args)
     print(f"\nflightstate run as its own process (MariaDB inbox, PostgreSQL, tansu), "
           f"commit {_commit_measured()}; runner settings from the environment")
     for line in render(phases, floor_rows):
@@ -513,7 +539,7 @@ def main(argv: Sequence[str] | None = None) -> Measured:
     print("\nthe runner's own histograms, all phases and the warm-up (bucket upper bounds):")
     for name, (count, p50, p99) in histograms.items():
         print(f"  {name}: {count} observations, p50 <= {p50:g} s, p99 <= {p99:g} s")
-    return phases, floor_rows, histograms
+    return phases, floor_rows, histograms, cpu
 
 
 if __name__ == "__main__":

@@ -166,7 +166,7 @@ def test_latency_bench_quick_measures_every_message(
     has both latencies, each phase's percentiles are ordered, and records typically come
     after their state commits. No timing is asserted."""
     mysql_admin = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
-    phases, floor, histograms = _bench_module("bench_latency")["main"]([
+    phases, floor, histograms, cpu = _bench_module("bench_latency")["main"]([
         "--quick", "--bootstrap", kafka_bootstrap, "--pg-admin", pg_server_dsn,
         "--mysql-admin", mysql_admin,
     ])  # fmt: skip
@@ -190,6 +190,8 @@ def test_latency_bench_quick_measures_every_message(
     }
     for _, p50, p99 in histograms.values():
         assert 0 < p50 <= p99
+    assert set(cpu) == {"warm-up", "idle", "steady 50/s", "burst"}
+    assert all(seconds > 0 for seconds in cpu.values())
 
 
 def test_bucket_quantile_is_the_upper_bound_of_the_bucket_holding_it() -> None:
