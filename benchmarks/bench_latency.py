@@ -339,11 +339,12 @@ def runner_env(pg: str, my: str, bootstrap: str) -> tuple[dict[str, str], str]:
     shared) and its ``schd`` topic."""
     schd = unique_name("schd")
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    level = os.environ.get("FLIGHTSTATE_LOG_LEVEL", "INFO")  # below INFO: no state column
     env = {**os.environ, "PYTHONPATH": path, "FLIGHTSTATE_PG_DSN": pg, "FLIGHTSTATE_MYSQL_DSN": my,
            "FLIGHTSTATE_KAFKA_BOOTSTRAP": bootstrap, "FLIGHTSTATE_TOPIC_SCHD": schd,
            "FLIGHTSTATE_TOPIC_MSG": unique_name("msg"), "FLIGHTSTATE_AIRPORT_TZ": TZ,
            "FLIGHTSTATE_KAFKA_TRANSACTIONAL_ID": unique_name("bench-latency"),
-           "FLIGHTSTATE_LOG_LEVEL": "INFO"}  # fmt: skip
+           "FLIGHTSTATE_LOG_LEVEL": level}  # fmt: skip
     return env, schd
 
 
@@ -532,13 +533,21 @@ def main(argv: Sequence[str] | None = None) -> Measured:
     """Measure and print the table; return what it shows (tests check it)."""
     args = parse_args(argv)
     phases, floor_rows, histograms, cpu = measure(args)
+    load = ", ".join(f"{n:.1f}" for n in os.getloadavg())
     print(f"\nflightstate run as its own process (MariaDB inbox, PostgreSQL, tansu), "
-          f"commit {_commit_measured()}; runner settings from the environment")
+          f"commit {_commit_measured()}; runner settings from the environment; "
+          f"load average {load} on {os.cpu_count()} cores")
     for line in render(phases, floor_rows):
         print(line)
     print("\nthe runner's own histograms, all phases and the warm-up (bucket upper bounds):")
     for name, (count, p50, p99) in histograms.items():
         print(f"  {name}: {count} observations, p50 <= {p50:g} s, p99 <= {p99:g} s")
+    if "idle" in cpu:
+        print(f"runner process CPU, nothing arriving for {args.idle:g} s: "
+              f"{cpu['idle'] * 100:.1f} % of one core")
+    for phase in phases:
+        print(f"runner process CPU, {phase.name}: {cpu[phase.name] / phase.sent * 1e6:,.0f} "
+              "µs per message (all its threads, until the last record was consumed)")
     return phases, floor_rows, histograms, cpu
 
 
