@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from flightstate_kafka._plan import OutboxRow
@@ -17,6 +18,11 @@ class DispatchObserver(Protocol):
     def delivered(self, topic: str, records: int, rows: int) -> None:
         """*records* Kafka records of *topic* delivered, settling *rows* outbox rows."""
 
+    def settled(self, rows: Sequence[OutboxRow]) -> None:
+        """Every one of these outbox rows is delivered (its record, or the later one of its
+        FLID that covered it): called right after the watermark moved over them, so a
+        freshness metric can time a row's commit → delivered by its ``message_id``."""
+
     def failed(self, records: int) -> None:
         """*records* records were not delivered (they stay in the outbox)."""
 
@@ -31,6 +37,9 @@ class NullObserver:
     """A ``DispatchObserver`` that records nothing."""
 
     def delivered(self, topic: str, records: int, rows: int) -> None:
+        """Ignore."""
+
+    def settled(self, rows: Sequence[OutboxRow]) -> None:
         """Ignore."""
 
     def failed(self, records: int) -> None:

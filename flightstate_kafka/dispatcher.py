@@ -387,6 +387,7 @@ class Dispatcher:
         try:
             if count:
                 self._move_watermark(through)
+                self._report_settled(window, through)
         finally:
             for tracker in window:
                 self._report(tracker)
@@ -409,6 +410,12 @@ class Dispatcher:
         except BaseException:
             self._drop_ahead()
             raise
+
+    def _report_settled(self, window: Sequence[BatchTracker], through: int) -> None:
+        """Tell the observer which rows the watermark just moved over (freshness timing)."""
+        if not isinstance(self._observer, NullObserver):
+            self._observer.settled([r for t in window for r in t.records
+                                    if r.event_id <= through])  # fmt: skip
 
     def _report(self, tracker: BatchTracker) -> None:
         if isinstance(self._observer, NullObserver):

@@ -7,7 +7,11 @@ instances never collide); pass ``prometheus_client.REGISTRY`` to expose them glo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from flightstate_kafka._plan import OutboxRow
 
 __all__ = ["DispatcherMetrics"]
 
@@ -44,6 +48,9 @@ class DispatcherMetrics:
         """Count delivered records and the rows they settled."""
         self.records.labels(topic).inc(records)
         self.rows.labels(topic).inc(rows)
+
+    def settled(self, rows: Sequence[OutboxRow]) -> None:
+        """Nothing: commit times are the runner's (``flightstate_runner.freshness``)."""
 
     def failed(self, records: int) -> None:
         """Count undelivered records."""

@@ -8,6 +8,7 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from flightstate_core.errors import ConfigError
+from flightstate_runner.freshness import LATENCY_BUCKETS, CommitTimes
 
 __all__ = ["RunnerMetrics", "dead_reason"]
 
@@ -51,6 +52,18 @@ class RunnerMetrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
             registry=r,
         )
+        # Freshness (flightstate_runner.freshness names the clock of each end).
+        self.receive_to_commit = Histogram(
+            "flightstate_receive_to_commit_seconds",
+            "Inbox DATE_RECEIVED (the inbox's clock, whole seconds) to the store commit",
+            buckets=LATENCY_BUCKETS, registry=r,
+        )
+        self.commit_to_delivered = Histogram(
+            "flightstate_commit_to_delivered_seconds",
+            "Store commit of a message to its Kafka records delivered (this process's clock)",
+            buckets=LATENCY_BUCKETS, registry=r,
+        )
+        self.commit_times = CommitTimes()
         self.backfill_backlog = Gauge(
             "flightstate_backfill_backlog", "Committed messages not yet backfilled", registry=r
         )

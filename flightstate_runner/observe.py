@@ -5,6 +5,12 @@ The pump has no per-message callback, so ``ObservedProcessor`` wraps its
 and one ``flightstate_messages{outcome}`` increment. A batch is one transaction, so the
 latency histogram observes the whole call and a message's ``duration_ms`` is the batch time
 divided by the messages it finished (``batch`` says how many shared it).
+
+Freshness (``flightstate_runner.freshness``): right after a transaction returns, each
+message's DATE_RECEIVED → now goes to ``flightstate_receive_to_commit_seconds`` and the
+messages that wrote outbox rows are remembered; when the dispatcher reports their rows
+settled (``MetricsObserver.settled``), commit → now goes to
+``flightstate_commit_to_delivered_seconds``.
 """
 
 from __future__ import annotations
@@ -13,10 +19,16 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from flightstate_core.ports import MessageProcessor
 from flightstate_core.records import InboxRow, ProcessedMessage
+from flightstate_runner.freshness import receive_to_commit
 from flightstate_runner.metrics import RunnerMetrics, dead_reason
+
+if TYPE_CHECKING:  # only a type: importing flightstate_kafka loads confluent_kafka
+    from flightstate_kafka._plan import OutboxRow
 
 __all__ = ["MetricsObserver", "ObservedProcessor", "message_fields"]
 
@@ -113,6 +125,7 @@ class ObservedProcessor:
     ) -> None:
         if not results:
             return
+        self._freshness(results, rows)
         raws = {row.message_id: row.raw for row in rows}
         share = seconds / len(results)
         for processed in results:
@@ -127,6 +140,17 @@ class ObservedProcessor:
             late = processed.proc.late  # a late row is worth a look, like a DEAD one
             level = logging.WARNING if status == "DEAD" or late else logging.INFO
             self._log.log(level, "message %s", status, extra=fields)
+
+    def _freshness(self, results: Sequence[ProcessedMessage], rows: Sequence[InboxRow]) -> None:
+        """Committed just now: receive → commit per message; remember those with events."""
+        metrics = self._metrics
+        now = datetime.now(UTC)
+        received = {row.message_id: row.received_at for row in rows}
+        for processed in results:
+            seconds = receive_to_commit(received.get(processed.proc.message_id), now)
+            if seconds is not None:
+                metrics.receive_to_commit.observe(seconds)
+        metrics.commit_times.committed(p.proc.message_id for p in results if p.events)
 
 
 class MetricsObserver:
@@ -143,6 +167,13 @@ class MetricsObserver:
         self._metrics.events_published.labels(topic).inc(records)
         self.rows_delivered += rows
         self.records_delivered += records
+
+    def settled(self, rows: Sequence[OutboxRow]) -> None:
+        """These outbox rows are delivered: commit → delivered of the messages that wrote
+        them (those this process committed and still remembers)."""
+        histogram = self._metrics.commit_to_delivered
+        for seconds in self._metrics.commit_times.delivered(row.message_id for row in rows):
+            histogram.observe(seconds)
 
     def failed(self, records: int) -> None:
         """Count undelivered records (they stay in the outbox)."""

@@ -119,3 +119,83 @@ def test_cpu_sampler_prints_a_window_on_exit(capsys: pytest.CaptureFixture[str])
     done_count, done_word, rate, unit = capsys.readouterr().out.split()[:4]
     assert (done_count, done_word, unit) == ("400", "done", "msg/s")
     assert float(rate) > 0
+
+
+# ----------------------------------------------------- benchmarks/latency_table.py
+
+
+def test_due_count_is_a_steady_arrival_with_the_first_message_at_once() -> None:
+    due = _bench_module("latency_table")["due_count"]
+    assert [due(t, 50, 100) for t in (-1, 0, 0.019, 0.02, 1.0, 99.0)] == [0, 1, 1, 2, 51, 100]
+
+
+def test_percentiles_are_nearest_rank_in_milliseconds() -> None:
+    percentiles = _bench_module("latency_table")["Percentiles"]
+    sample = percentiles.of([n / 1000 for n in range(100, 0, -1)])  # 1..100 ms, unsorted
+    assert (sample.count, sample.p50, sample.p95, sample.p99, sample.max) == (
+        100, 50.0, 95.0, 99.0, 100.0)
+    with pytest.raises(ValueError, match="no samples"):
+        percentiles.of([])
+
+
+def test_summary_counts_messages_never_seen_and_the_table_says_so() -> None:
+    table = _bench_module("latency_table")
+    sent = {1: 10.0, 2: 10.5, 3: 11.0}
+    result = table["summarize"]("steady 2/s", sent, 3, {1: 10.1, 2: 10.6, 3: 11.2}, {1: 10.3})
+    assert (result.sent, result.commits, result.seconds, result.rate) == (3, 3, 1.0, 3.0)
+    assert result.committed.count == 3
+    assert result.committed.max == pytest.approx(200.0)
+    assert result.consumed.count == 1
+    assert (result.missing_committed, result.missing_consumed) == (0, 2)
+    lines = table["render"]([result], [("PG durable commit", result.committed, None)])
+    assert "NOT SEEN: 0 state commits, 2 schd records" in "\n".join(lines)
+    assert lines[-1].startswith("floor: PG durable commit (3)")
+
+
+# ----------------------------------------------------- benchmarks/bench_latency.py
+
+
+@pytest.mark.pg
+@pytest.mark.mysql
+@pytest.mark.kafka
+@pytest.mark.slow
+def test_latency_bench_quick_measures_every_message(
+    pg_server_dsn: str, mysql_dsn: str, kafka_bootstrap: str
+) -> None:
+    """The quick mode end to end (the real runner as its own process): every message sent
+    has both latencies, each phase's percentiles are ordered, and records typically come
+    after their state commits. No timing is asserted."""
+    mysql_admin = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
+    phases, floor, histograms, cpu = _bench_module("bench_latency")["main"]([
+        "--quick", "--bootstrap", kafka_bootstrap, "--pg-admin", pg_server_dsn,
+        "--mysql-admin", mysql_admin,
+    ])  # fmt: skip
+    assert [(p.name, p.sent) for p in phases] == [("steady 50/s", 100), ("burst", 100)]
+    assert phases[1].commits == 1
+    for phase in phases:
+        assert (phase.missing_committed, phase.missing_consumed) == (0, 0), phase
+        assert phase.committed.count == phase.consumed.count == phase.sent
+        for sample in (phase.committed, phase.consumed):
+            assert 0 <= sample.p50 <= sample.p95 <= sample.p99 <= sample.max
+        # A record is produced only after its state commit. (Not asserted per message: the
+        # log line of a batch's last message may be written after a fast dispatcher sent it.)
+        assert phase.consumed.p50 >= phase.committed.p50
+    assert [label for label, _, _ in floor] == [
+        "PG durable commit", "produce -> consume", "commit + produce -> consume"]
+    assert all(s.count == 20 for _, *samples in floor for s in samples if s is not None)
+    # The runner's own freshness histograms saw every message (the warm-up's 20 too) once.
+    assert {name: count for name, (count, _, _) in histograms.items()} == {
+        "flightstate_receive_to_commit_seconds": 220,
+        "flightstate_commit_to_delivered_seconds": 220,
+    }
+    for _, p50, p99 in histograms.values():
+        assert 0 < p50 <= p99
+    assert set(cpu) == {"warm-up", "idle", "steady 50/s", "burst"}
+    assert all(seconds > 0 for seconds in cpu.values())
+
+
+def test_bucket_quantile_is_the_upper_bound_of_the_bucket_holding_it() -> None:
+    quantile = _bench_module("latency_table")["bucket_quantile"]
+    buckets = [(0.01, 0.0), (0.05, 60.0), (0.1, 99.0), (float("inf"), 100.0)]
+    assert (quantile(buckets, 0.5), quantile(buckets, 0.99), quantile(buckets, 1.0)) == (
+        0.05, 0.1, float("inf"))

@@ -114,6 +114,8 @@ def test_dashboard_shows_what_the_operator_looks_for() -> None:
     used = {name for expr in _dashboard_exprs() for name in _METRIC.findall(expr)}
     wanted = {
         "flightstate_inbox_head_age_seconds", "flightstate_transaction_seconds_bucket",  # fresh
+        "flightstate_receive_to_commit_seconds_bucket",  # freshness, both ends
+        "flightstate_commit_to_delivered_seconds_bucket",
         "flightstate_inbox_lag_messages", "flightstate_backfill_backlog",  # backlog
         "flightstate_messages_total", "flightstate_dead_messages_total",  # outcomes, DEAD
         "flightstate_leader", "flightstate_outbox_backlog", "flightstate_outbox_oldest_age_seconds",

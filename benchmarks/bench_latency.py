@@ -1,0 +1,455 @@
+"""Freshness of the real runner: inbox commit → state committed, and → ``schd`` consumed.
+
+    PYTHONPATH=. python benchmarks/bench_latency.py [--rates 50,200,1000] [--duration S]
+                                                    [--burst N] [--quick]
+
+What runs: ``flightstate run`` as its own process (``python -m flightstate_runner.cli``,
+configured by ``FLIGHTSTATE_*`` variables as a user would; any other ``FLIGHTSTATE_*``
+setting in the environment reaches it too) on a fresh MariaDB inbox database, a fresh
+PostgreSQL database (``migrate``, ``inbox-init`` and ``topics`` through the same CLI) and a
+tansu broker started here on a free port below 32768 (or ``--bootstrap``).
+
+A writer inserts FLOPs (ESTT) to distinct flights into cminmsgs at a steady arrival rate:
+message k is due k / rate seconds into the phase, and every message due is committed in
+the writer's next transaction (one row per transaction while it keeps up; at 1,000 msg/s
+a durable MariaDB commit per row is about the writer's own limit, so rows due together
+share one). A FLOP to an unknown FLID creates the flight (``flightstate_core.handlers.
+flop``), so every message makes exactly one ``schd`` record. Then a burst: ``--burst``
+messages in one transaction. Measured per message, from the moment the writer's commit
+returned:
+
+- state committed: the runner's JSON log line for the message (``event: message``), which
+  it writes right after the store transaction returned. A batch's lines are written in
+  turn, so a later line of a large batch is a little late (microseconds per line);
+- ``schd`` consumed: a consumer assigned to every partition of ``schd`` (read_committed,
+  ``fetch.wait.max.ms`` small so that it does not wait on its own) receives the record
+  whose ``message-id`` header is the message's inbox id.
+
+All three clocks are this host's wall clock (``time.time()`` here, the log record's
+``created`` in the runner): the same clock, so no skew, only NTP slewing.
+
+The floor, measured in the same run on the same services before the runner starts: a
+durable one-row PostgreSQL commit, a produce → consume round trip on the same broker (the
+dispatcher's producer settings, non-transactional, flushed), and the two back to back.
+A warm-up phase (not reported) runs first, so the producer and the lease exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import attrs
+import pymysql
+from latency_probes import SchdWatcher, floor
+from latency_table import (
+    FloorRow,
+    PhaseResult,
+    bucket_quantile,
+    due_count,
+    render,
+    summarize,
+)
+from prometheus_client.parser import text_string_to_metric_families
+
+from flightstate_core.traffic import TrafficGenerator
+from flightstate_mysql import insert_messages, parse_mysql_dsn
+from flightstate_testing import mysql as test_mysql
+from flightstate_testing import postgres as test_pg
+from flightstate_testing.kafka import TansuBroker
+from flightstate_testing.names import unique_name
+from flightstate_testing.ports import free_local_port
+
+ROOT = Path(__file__).resolve().parents[1]
+PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
+MYSQL_ADMIN = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
+TZ = "Asia/Shanghai"  # the runner's default airport zone: DATE_RECEIVED is written in it
+#: The runner's freshness histograms, read from its /metrics endpoint at the end.
+HISTOGRAMS = ("flightstate_receive_to_commit_seconds", "flightstate_commit_to_delivered_seconds")
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+class Flops:
+    """FLOPs (ESTT) to flights never used before in this run: one ``schd`` record each."""
+
+    def __init__(self) -> None:
+        self._gen = TrafficGenerator(seed=21)
+        self._next = 900_000
+
+    def take(self, count: int) -> list[str]:
+        """*count* messages to *count* new FLIDs."""
+        first, self._next = self._next, self._next + count
+        gen = self._gen
+        return [gen.flop("ESTT", f, f"<ESTT>{gen.when(f, 15)}</ESTT>")
+                for f in range(first, first + count)]  # fmt: skip
+
+
+class Writer:
+    """The AODB side: inserts into cminmsgs and notes when each row's commit returned."""
+
+    def __init__(self, dsn: str) -> None:
+        self._conn: Any = pymysql.connect(autocommit=False, **parse_mysql_dsn(dsn))
+        self.commits = 0
+
+    def commit(self, raws: Sequence[str]) -> tuple[list[int], float]:
+        """One transaction of *raws* (one multi-row INSERT, as the AODB helper writes them);
+        their ids and the time its commit returned."""
+        ids = insert_messages(self._conn, raws, chunk=max(1, len(raws)), local_tz=TZ)
+        at = time.time()
+        self.commits += 1
+        return ids, at
+
+    def steady(self, raws: Sequence[str], rate: float) -> dict[int, float]:
+        """Commit *raws* at *rate* msg/s (each message due at k / rate); id → commit time."""
+        sent: dict[int, float] = {}
+        start, done = time.time(), 0
+        while done < len(raws):
+            now = time.time()
+            due = due_count(now - start, rate, len(raws))
+            if due > done:
+                ids, at = self.commit(raws[done:due])
+                sent.update(dict.fromkeys(ids, at))
+                done = due
+            else:
+                time.sleep(max(0.0, start + done / rate - now))
+        return sent
+
+    def close(self) -> None:
+        """End the connection."""
+        self._conn.close()
+
+
+# ---------------------------------------------------------------------------- the runner's log
+
+
+class RunnerLog:
+    """The runner's JSON log lines, from the file its stderr goes to (a file, not a pipe:
+    a reader that falls behind must not slow the runner's logging down): when each
+    message's transaction was committed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.committed: dict[int, float] = {}
+        self._offset = 0
+
+    def read_new(self) -> dict[int, float]:
+        """Take in the lines appended since the last call; ``committed``."""
+        with self.path.open("rb") as log:
+            log.seek(self._offset)
+            data = log.read()
+        complete = data[: data.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        for line in complete.decode(errors="replace").splitlines():
+            if '"event": "message"' not in line:
+                continue
+            with contextlib.suppress(ValueError, KeyError):
+                fields = json.loads(line)
+                at = datetime.fromisoformat(fields["ts"]).timestamp()
+                self.committed.setdefault(int(fields["message_id"]), at)
+        return self.committed
+
+    def tail(self, lines: int = 40) -> str:
+        """The last lines of the log."""
+        text = self.path.read_text(errors="replace") if self.path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+# ---------------------------------------------------------------------------- services
+
+
+class Runner:
+    """``flightstate`` CLI commands as their own processes, configured by environment."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self._proc: subprocess.Popen[str] | None = None
+        self.log: RunnerLog | None = None
+        self.metrics_port = free_local_port()
+
+    def _argv(self, *command: str) -> list[str]:
+        return [sys.executable, "-m", "flightstate_runner.cli", *command]
+
+    def command(self, *command: str) -> None:
+        """Run one command to completion (``migrate``, ``inbox-init``, ``topics``)."""
+        done = subprocess.run(  # noqa: S603 - our own CLI, fixed argv
+            self._argv(*command), env=self.env, cwd=ROOT, text=True, capture_output=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"flightstate {' '.join(command)}: {done.stderr[-2000:]}")
+
+    def start(self) -> None:
+        """``flightstate run`` in the background, its log lines going to a file."""
+        handle, name = tempfile.mkstemp(prefix="fs-bench-latency-", suffix=".log")
+        self.log = RunnerLog(Path(name))
+        try:
+            self._proc = subprocess.Popen(  # noqa: S603 - our own CLI, fixed argv
+                self._argv("run", "--holder", "bench-latency", "--metrics-port",
+                           str(self.metrics_port)), env=self.env, cwd=ROOT, text=True,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=handle,
+            )  # fmt: skip
+        finally:
+            os.close(handle)
+
+    def histograms(self) -> dict[str, tuple[int, float, float]]:
+        """The freshness histograms of the runner's /metrics: name → (observations, p50
+        and p99 as the upper bounds of their buckets, in seconds)."""
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            text = response.read().decode()
+        found = {}
+        for family in text_string_to_metric_families(text):
+            if family.name in HISTOGRAMS:
+                buckets = [(float(s.labels["le"]), s.value) for s in family.samples
+                           if s.name.endswith("_bucket")]  # fmt: skip
+                count = int(max((c for _, c in buckets), default=0))
+                found[family.name] = (count, bucket_quantile(buckets, 0.5),
+                                      bucket_quantile(buckets, 0.99))  # fmt: skip
+        return found
+
+    def histograms_when(self, observations: int, timeout: float = 10) -> dict[str, Any]:
+        """``histograms()`` once both count *observations* (a delivery is observed right
+        after the watermark moved, a moment after the consumer may see the record)."""
+        deadline = time.time() + timeout
+        while True:
+            found = self.histograms()
+            counts = [found.get(name, (0,))[0] for name in HISTOGRAMS]
+            if min(counts) >= observations or time.time() > deadline:
+                return found
+            time.sleep(0.1)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the runner process so far (Linux /proc)."""
+        if self._proc is None:
+            return 0.0
+        stat = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+    def check_alive(self) -> None:
+        """RuntimeError with the runner's last log lines if it has exited."""
+        if self._proc is not None and self._proc.poll() is not None:
+            tail = self.log.tail() if self.log else ""
+            raise RuntimeError(f"the runner exited ({self._proc.returncode}):\n{tail}")
+
+    def stop(self) -> int | None:
+        """SIGTERM (the runner's clean stop), SIGKILL after 30 s; its exit code."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+        return proc.returncode
+
+    def remove_log(self) -> None:
+        """Delete the runner's log file."""
+        if self.log is not None:
+            self.log.path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def services(args: argparse.Namespace) -> Iterator[tuple[str, str, str]]:
+    """(PostgreSQL DSN, MariaDB DSN, bootstrap): fresh databases, a broker; all removed after."""
+    broker = None if args.bootstrap else TansuBroker()
+    pg = my = None
+    try:
+        if broker is not None:
+            broker.start()
+        pg = test_pg.create_database(args.pg_admin)
+        my = test_mysql.create_database(args.mysql_admin)
+        yield pg, my, args.bootstrap or (broker.bootstrap if broker else "")
+    finally:
+        if pg is not None:
+            test_pg.drop_database(args.pg_admin, pg)
+        if my is not None:
+            test_mysql.drop_database(args.mysql_admin, my)
+        if broker is not None:
+            broker.close()
+
+
+def runner_env(pg: str, my: str, bootstrap: str) -> tuple[dict[str, str], str]:
+    """The runner's environment (unique topic names and transactional id: the broker may be
+    shared) and its ``schd`` topic."""
+    schd = unique_name("schd")
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    level = os.environ.get("FLIGHTSTATE_LOG_LEVEL", "INFO")  # below INFO: no state column
+    env = {**os.environ, "PYTHONPATH": path, "FLIGHTSTATE_PG_DSN": pg, "FLIGHTSTATE_MYSQL_DSN": my,
+           "FLIGHTSTATE_KAFKA_BOOTSTRAP": bootstrap, "FLIGHTSTATE_TOPIC_SCHD": schd,
+           "FLIGHTSTATE_TOPIC_MSG": unique_name("msg"), "FLIGHTSTATE_AIRPORT_TZ": TZ,
+           "FLIGHTSTATE_KAFKA_TRANSACTIONAL_ID": unique_name("bench-latency"),
+           "FLIGHTSTATE_LOG_LEVEL": level}  # fmt: skip
+    return env, schd
+
+
+# ---------------------------------------------------------------------------- phases
+
+
+def wait_for(ids: Sequence[int], seen: Callable[[], dict[int, float]], runner: Runner,
+             timeout: float) -> None:  # fmt: skip
+    """Until every id is in ``seen()`` (or *timeout* seconds passed: the table says NOT SEEN)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and any(i not in seen() for i in ids):
+        runner.check_alive()
+        time.sleep(0.05)
+
+
+@attrs.define
+class Bench:
+    """The runner, its observers and the writer of one run."""
+
+    runner: Runner
+    watcher: SchdWatcher
+    writer: Writer
+    #: The runner process's CPU (all its threads) per phase, seconds; "idle" is CPU per
+    #: second of wall time with nothing arriving.
+    cpu: dict[str, float] = attrs.field(factory=dict)
+
+    def idle(self, seconds: float) -> None:
+        """Nothing arrives for *seconds*: the runner's CPU share of one core."""
+        wall, cpu = time.time(), self.runner.cpu_seconds()
+        time.sleep(seconds)
+        self.cpu["idle"] = (self.runner.cpu_seconds() - cpu) / (time.time() - wall)
+
+    def phase(
+        self, name: str, send: Callable[[], dict[int, float]], timeout: float
+    ) -> PhaseResult:
+        """Send one phase's messages, wait for their records, summarize."""
+        log = self.runner.log
+        assert log is not None  # started before any phase
+        commits, cpu = self.writer.commits, self.runner.cpu_seconds()
+        sent = send()
+        wait_for(list(sent), lambda: self.watcher.seen, self.runner, timeout)
+        self.cpu[name] = self.runner.cpu_seconds() - cpu
+        wait_for(list(sent), log.read_new, self.runner, 5)
+        return summarize(name, sent, self.writer.commits - commits, log.committed,
+                         self.watcher.seen)  # fmt: skip
+
+    def phases(self, args: argparse.Namespace) -> list[PhaseResult]:
+        """A warm-up (not returned), each steady rate, then the burst."""
+        flops, writer = Flops(), self.writer
+        self.phase("warm-up", lambda: writer.steady(flops.take(20), 20), 120)
+        if args.idle:
+            self.idle(args.idle)
+        results = []
+        for rate in args.rates:
+            raws = flops.take(max(1, round(rate * args.duration)))
+            results.append(self.phase(f"steady {rate:g}/s", partial(writer.steady, raws, rate),
+                                      60 + len(raws) / 200))  # fmt: skip
+            time.sleep(args.pause)
+        if args.burst:
+            burst = flops.take(args.burst)
+            results.append(self.phase("burst", lambda: dict.fromkeys(*writer.commit(burst)),
+                                      60 + args.burst / 200))  # fmt: skip
+        return results
+
+
+Measured = tuple[
+    list[PhaseResult], list[FloorRow], dict[str, tuple[int, float, float]], dict[str, float]
+]
+
+
+def measure(args: argparse.Namespace) -> Measured:
+    """Start everything, run the floor and the phases, stop everything."""
+    with services(args) as (pg, my, bootstrap):
+        env, schd = runner_env(pg, my, bootstrap)
+        runner = Runner(env)
+        for command in (("migrate",), ("inbox-init",), ("topics",)):
+            runner.command(*command)
+        floor_rows = floor(pg, bootstrap, args.floor)
+        bench = Bench(runner, SchdWatcher(bootstrap, schd), Writer(my))
+        bench.watcher.start()
+        runner.start()
+        try:
+            phases = bench.phases(args)
+            histograms = runner.histograms_when(20 + sum(p.sent for p in phases))
+            cpu = bench.cpu
+        finally:
+            code = runner.stop()
+            bench.watcher.stop()
+            bench.writer.close()
+            if code not in (0, None) and runner.log is not None:
+                print(f"runner exited {code}; its last lines:\n{runner.log.tail()}")
+            runner.remove_log()
+    return phases, floor_rows, histograms, cpu
+
+
+def _commit_measured() -> str:
+    """The commit the bench ran on (``+dirty`` with uncommitted changes)."""
+    def git(*argv: str) -> str:
+        return subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True,  # noqa: S603, S607
+                              check=False).stdout.strip()  # fmt: skip
+
+    return git("rev-parse", "--short", "HEAD") + ("+dirty" if git("status", "--porcelain") else "")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The options (``--quick``: a CI-sized smoke run of every part)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rates", default="50,200,1000",
+                        help="steady arrival rates, msg/s, comma-separated")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per rate")
+    parser.add_argument("--burst", type=int, default=2000,
+                        help="messages committed in one transaction after the rates (0: none)")
+    parser.add_argument("--floor", type=int, default=200, help="floor samples of each kind")
+    parser.add_argument("--pause", type=float, default=2.0, help="idle seconds between rates")
+    parser.add_argument("--idle", type=float, default=5.0,
+                        help="seconds with nothing arriving after the warm-up: the runner's "
+                             "idle CPU (0: skip)")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke size: 50 msg/s for 2 s, a burst of 100, 20 floor samples")
+    parser.add_argument("--bootstrap", help="use this broker instead of starting tansu")
+    parser.add_argument("--pg-admin", default=PG_ADMIN)
+    parser.add_argument("--mysql-admin", default=MYSQL_ADMIN)
+    args = parser.parse_args(argv)
+    args.rates = [float(rate) for rate in str(args.rates).split(",") if rate.strip()]
+    if args.quick:
+        args.rates, args.duration, args.burst, args.floor, args.pause = [50.0], 2.0, 100, 20, 0.5
+        args.idle = 1.0
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> Measured:
+    """Measure and print the table; return what it shows (tests check it)."""
+    args = parse_args(argv)
+    phases, floor_rows, histograms, cpu = measure(args)
+    load = ", ".join(f"{n:.1f}" for n in os.getloadavg())
+    print(f"\nflightstate run as its own process (MariaDB inbox, PostgreSQL, tansu), "
+          f"commit {_commit_measured()}; runner settings from the environment; "
+          f"load average {load} on {os.cpu_count()} cores")
+    for line in render(phases, floor_rows):
+        print(line)
+    print("\nthe runner's own histograms, all phases and the warm-up (bucket upper bounds):")
+    for name, (count, p50, p99) in histograms.items():
+        print(f"  {name}: {count} observations, p50 <= {p50:g} s, p99 <= {p99:g} s")
+    if "idle" in cpu:
+        print(f"runner process CPU, nothing arriving for {args.idle:g} s: "
+              f"{cpu['idle'] * 100:.1f} % of one core")
+    for phase in phases:
+        print(f"runner process CPU, {phase.name}: {cpu[phase.name] / phase.sent * 1e6:,.0f} "
+              "µs per message (all its threads, until the last record was consumed)")
+    return phases, floor_rows, histograms, cpu
+
+
+if __name__ == "__main__":
+    main()
