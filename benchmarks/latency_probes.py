@@ -48,8 +48,13 @@ class SchdWatcher(threading.Thread):
     def run(self) -> None:
         consumer, seen = self._consumer, self.seen
         while not self._done.is_set():
-            records = consumer.consume(1000, 0.05)
+            # poll returns at the first record; consume(n, timeout) would wait out its
+            # whole timeout unless n records came, adding up to that much to every sample.
+            first = consumer.poll(0.05)
             at = time.time()
+            if first is None:
+                continue
+            records = [first, *consumer.consume(1000, 0)]
             for record in records:
                 if record.error() is None:
                     message_id = dict(record.headers() or []).get("message-id")

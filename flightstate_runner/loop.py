@@ -78,6 +78,7 @@ class Runner:
         self._threads: list[threading.Thread] = []
         self.leadership = LeadershipWatch(services.pg_dsn, services.config.holder, log)
         self._running = True
+        self._drain_outbox: PgOutbox | None = None  # the idle check's own (main thread)
         self._abandoned_seen: tuple[int, int] = (0, 0)  # (id of the pump, count counted)
 
     # ------------------------------------------------------------------ control
@@ -136,6 +137,8 @@ class Runner:
             self._running = False  # the last heartbeat says so: status lists live runners
             self._heartbeat()
             self.leadership.close()
+            if self._drain_outbox is not None:
+                self._drain_outbox.close()
         if self.dispatch_error is not None:
             self.log.error("dispatcher stopped: %s", self.dispatch_error)
             return 1
@@ -169,11 +172,9 @@ class Runner:
         then exits 1)."""
         if self.bootstrap is None or self.dispatch_error is not None:
             return True
-        outbox = PgOutbox(self.services.pg_dsn)
-        try:
-            return outbox.backlog().count == 0
-        finally:
-            outbox.close()
+        if self._drain_outbox is None:  # asked at every idle poll: keep its connection
+            self._drain_outbox = PgOutbox(self.services.pg_dsn)
+        return self._drain_outbox.backlog().count == 0
 
     def _what_is_left(self, reason: str) -> str:
         """*reason* with the counts of what is left (best effort: the store may be down)."""
@@ -271,17 +272,22 @@ class Runner:
             store.close()
 
     def _monitor(self) -> None:
-        while True:
-            try:
-                self._refresh_gauges()
-                self._watch_leadership()
-                self._heartbeat()
-            except Exception as exc:
-                self.log.debug("monitor: %s", exc)
-            if self.stop.wait(_MONITOR_EVERY):
-                return
+        outbox = PgOutbox(self.services.pg_dsn)  # one connection each, for the run
+        try:
+            with probes.kept_connections():
+                while True:
+                    try:
+                        self._refresh_gauges(outbox)
+                        self._watch_leadership()
+                        self._heartbeat()
+                    except Exception as exc:
+                        self.log.debug("monitor: %s", exc)
+                    if self.stop.wait(_MONITOR_EVERY):
+                        return
+        finally:
+            outbox.close()
 
-    def _refresh_gauges(self) -> None:
+    def _refresh_gauges(self, outbox: PgOutbox) -> None:
         services, metrics = self.services, self.metrics
         pump = self.pump
         self._refresh_health(pump.stats if pump is not None else None)
@@ -294,11 +300,7 @@ class Runner:
         metrics.leader.set(1 if pump is not None and pump.stats.is_leader else 0)
         self._refresh_gap_metrics()
         metrics.backfill_backlog.set(probes.pending_backfills(services.pg_dsn))
-        outbox = PgOutbox(services.pg_dsn)
-        try:
-            backlog = outbox.backlog()
-        finally:
-            outbox.close()
+        backlog = outbox.backlog()
         metrics.outbox_backlog.set(backlog.count)
         metrics.outbox_oldest_age.set(backlog.oldest_age_s or 0.0)
 

@@ -11,6 +11,7 @@ FLIDs come from a small pool so that histories collide on flights, masters and s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -31,7 +32,8 @@ from flightstate_core.catalog import (
     ChildSpec,
     ValueKind,
 )
-from flightstate_core.errors import ProtocolError
+from flightstate_core.config import CoreConfig
+from flightstate_core.errors import FlightstateError, ProtocolError
 from flightstate_core.items import DocItem, Item
 from flightstate_core.messages import (
     CollectionValue,
@@ -43,7 +45,9 @@ from flightstate_core.messages import (
     ScheduleMessage,
     StandUpdate,
 )
-from flightstate_core.outcome import Undecodable
+from flightstate_core.outcome import PreparedRows, Undecodable
+from flightstate_core.ports import StateStore
+from flightstate_core.processor import process_batch, process_message
 from flightstate_core.records import InboxRow
 from flightstate_core.testing import strategies as shared
 from flightstate_core.values import CLEAR, Clear, Set
@@ -355,3 +359,24 @@ def history_rows(
         if entry[0].message_id > len(sent):
             sent.append(entry)
         yield entry
+
+
+def apply_batched(
+    store: StateStore, history: list[Step], config: CoreConfig, now: datetime, size: int
+) -> None:
+    """Apply *history* through the unit of work in chunks of *size*, handing the decoded
+    messages over as the pump's decode-ahead does; a chunk that fails goes one message at a
+    time and a message that fails is left (the pump's fallback, without its retries)."""
+    entries = list(history_rows(history, now))
+    decoded = {row.message_id: message for row, message in entries}
+    rows = [row for row, _ in entries]
+    for start in range(0, len(rows), size):
+        chunk = rows[start : start + size]
+        ahead = {row.message_id: (row.raw, decoded[row.message_id]) for row in chunk}
+        try:
+            process_batch(store, PreparedRows(chunk, ahead), config, now=now, epoch=None)
+        except FlightstateError:
+            for row in chunk:
+                with contextlib.suppress(FlightstateError):
+                    process_message(store, row, config, now=now, epoch=None,
+                                    decoded=decoded[row.message_id])  # fmt: skip

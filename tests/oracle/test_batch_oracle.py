@@ -16,12 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flightstate_core import service
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import FlightstateError
 from flightstate_core.memory import MemoryStore
-from flightstate_core.service import process_batch, process_message
-from flightstate_core.testing.histories import Step, histories, history_rows
+from flightstate_core.service import process_message
+from flightstate_core.testing.histories import Step, apply_batched, histories, history_rows
 from flightstate_core.testing.store_contract import NOW as SAMPLE_TIME
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_core.unit_of_work import BatchTransaction
@@ -52,22 +51,7 @@ def _one_by_one(store: Any, history: list[Step]) -> None:
 
 def _batched(store: OracleStore, history: list[Step], size: int) -> None:
     """The batch engine in chunks of ``size``; a failing chunk goes one by one (the pump)."""
-    entries = list(history_rows(history, NOW))
-    decoded = {row.message_id: message for row, message in entries}
-    rows = [row for row, _ in entries]
-    for start in range(0, len(rows), size):
-        chunk = rows[start : start + size]
-        # already decoded: handed over as the pump's decode-ahead does
-        ahead = {row.message_id: (row.raw, decoded[row.message_id]) for row in chunk}
-        try:
-            process_batch(store, service.PreparedRows(chunk, ahead), CONFIG, now=NOW, epoch=None)
-        except FlightstateError:
-            for row in chunk:
-                try:
-                    process_message(store, row, CONFIG, now=NOW, epoch=None,
-                                    decoded=decoded[row.message_id])  # fmt: skip
-                except FlightstateError:
-                    continue
+    apply_batched(store, history, CONFIG, NOW, size)
 
 
 def _events(store: OracleStore) -> list[tuple[Any, ...]]:
