@@ -33,10 +33,7 @@ from flightstate_core.requests import (
     Outbound,
     ReconcileReport,
     RequestAction,
-    RequestStatus,
     RequestStatusReport,
-    ResponseLog,
-    ScheduleRequestRecord,
     Window,
     count_actions,
     match_logged,
@@ -49,8 +46,11 @@ from flightstate_core.requests import (
     window_from_inbox,
 )
 from flightstate_oracle import sql_ops
+from flightstate_oracle._responses import aware as _aware
+from flightstate_oracle._responses import number as _number
+from flightstate_oracle._responses import request_record, response_log
 from flightstate_oracle.db import query, run
-from flightstate_oracle.errors import is_unique_violation, oracle_errors
+from flightstate_oracle.errors import oracle_errors
 from flightstate_oracle.load import chunked, in_params
 from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.store import OracleStore
@@ -71,29 +71,6 @@ __all__ = [
 
 Conn = oracledb.Connection
 Row = Mapping[str, object]
-
-
-def _aware(value: object) -> datetime:
-    moment = from_utc_naive(value)
-    if moment is None:
-        raise ValueError("SCHD_REQUEST: a NOT NULL time is NULL")
-    return moment
-
-
-def _number(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"expected a number, got {type(value).__name__}")
-    return int(value)
-
-
-def request_record(row: Row) -> ScheduleRequestRecord:
-    """The record of a SCHD_REQUEST row read through ``sql_ops`` (times as UTC; pure)."""
-    answered = row.get("ANSWERED_BY")
-    return ScheduleRequestRecord(
-        _number(row["REQUEST_ID"]), _aware(row["WINDOW_START"]), _aware(row["WINDOW_END"]),
-        _number(row["SEQN"]), _aware(row["SENT_AT"]), _number(row["ATTEMPTS"]),
-        RequestStatus(str(row["STATUS"])), None if answered is None else _number(answered),
-    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- sending
@@ -178,56 +155,6 @@ def resend_due(
 # --------------------------------------------------------------------------- matching
 
 
-class _ResponseLog:
-    """``ResponseLog`` over one open connection (times bound as UTC; driver errors leave
-    as core errors, also when the core's after-save hook calls it)."""
-
-    def __init__(self, conn: Conn) -> None:
-        self._conn = conn
-
-    def logged(self, message_id: int) -> tuple[bool, int | None]:
-        with oracle_errors():
-            rows = query(self._conn, sql_ops.RESPONSE_LOGGED, {"MESSAGE_ID": message_id})
-        if not rows:
-            return False, None
-        found = rows[0]["REQUEST_ID"]
-        return True, None if found is None else _number(found)
-
-    def open_requests(self, as_of: datetime | None) -> list[ScheduleRequestRecord]:
-        with oracle_errors():
-            if as_of is None:
-                rows = query(self._conn, sql_ops.REQUESTS_OPEN)
-            else:
-                params = {"APPLIED_AT": to_utc_naive(as_of)}
-                rows = query(self._conn, sql_ops.REQUESTS_OPEN_AS_OF, params)
-        return [request_record(row) for row in rows]
-
-    def log(self, message_id: int, request_id: int | None, window: Window,
-            now: datetime | None) -> bool:  # fmt: skip
-        """False if the row was there (or a concurrent match won: ORA-00001)."""
-        start, end = window if window is not None else (None, None)
-        params = {"MESSAGE_ID": message_id, "REQUEST_ID": request_id,
-                  "WINDOW_START": to_utc_naive(start), "WINDOW_END": to_utc_naive(end),
-                  "MATCHED_AT": to_utc_naive(now)}  # fmt: skip
-        with oracle_errors():
-            try:
-                return run(self._conn, sql_ops.RESPONSE_LOG, params) == 1
-            except oracledb.IntegrityError as exc:
-                if not is_unique_violation(exc):
-                    raise
-                return False
-
-    def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
-        with oracle_errors():
-            run(self._conn, sql_ops.REQUEST_ANSWER, {"ANSWERED_BY": message_id,
-                "ANSWERED_AT": to_utc_naive(now), "REQUEST_ID": request_id})  # fmt: skip
-
-
-def response_log(conn: Conn) -> ResponseLog:
-    """The ``ResponseLog`` of an open connection (``OracleTransaction.response_log``)."""
-    return _ResponseLog(conn)
-
-
 def match_schedule_response(
     conn_or_tx: Conn | OracleTransaction,
     message: ScheduleMessage,
@@ -243,7 +170,7 @@ def match_schedule_response(
     conn = conn_or_tx.connection if isinstance(conn_or_tx, OracleTransaction) else conn_or_tx
     window = response_window(message, config)
     with oracle_errors():
-        return match_logged(_ResponseLog(conn), message_id, window, as_of=None, now=now)
+        return match_logged(response_log(conn), message_id, window, as_of=None, now=now)
 
 
 def _window_from_store(conn: Conn, message_id: int) -> Window:
@@ -285,7 +212,7 @@ def _reconcile_one(store: OracleStore, config: CoreConfig, message_id: int,
     with store.transaction() as tx, oracle_errors():
         if not found:
             window = _window_from_store(tx.connection, message_id)
-        log = _ResponseLog(tx.connection)
+        log = response_log(tx.connection)
         return match_logged(log, message_id, window, as_of=processed_at, now=now)
 
 

@@ -39,6 +39,7 @@ from flightstate_core.requests import ResponseLog
 from flightstate_core.requeue import DeadClaim
 from flightstate_core.state import FlightState
 from flightstate_oracle import _requeue, sql
+from flightstate_oracle._responses import response_log
 from flightstate_oracle.db import query, run
 from flightstate_oracle.errors import oracle_errors
 from flightstate_oracle.load import chunked, codeshare_flids, fetch_states, in_params
@@ -93,8 +94,6 @@ class OracleTransaction:
 
     def response_log(self) -> ResponseLog:
         """``ScheduleResponses``: the schedule-request tables in this transaction."""
-        from flightstate_oracle.requests import response_log  # noqa: PLC0415 - it imports this module
-
         return response_log(self._conn)
 
     @_guarded

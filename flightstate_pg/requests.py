@@ -23,7 +23,6 @@ Why it looks like this:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Final
@@ -38,10 +37,7 @@ from flightstate_core.requests import (
     Outbound,
     ReconcileReport,
     RequestAction,
-    RequestStatus,
     RequestStatusReport,
-    ResponseLog,
-    ScheduleRequestRecord,
     Window,
     count_actions,
     match_logged,
@@ -53,6 +49,9 @@ from flightstate_core.requests import (
     schedule_response_hook,
     window_from_inbox,
 )
+from flightstate_pg._responses import COLUMNS as _COLUMNS
+from flightstate_pg._responses import record as _record
+from flightstate_pg._responses import response_log
 from flightstate_pg.lifecycle import transaction_connection
 from flightstate_pg.store import PgStore
 from flightstate_pg.transaction import PgTransaction
@@ -71,35 +70,12 @@ __all__ = [
 
 Conn = psycopg.Connection[Any]
 
-_COLUMNS: Final = (
-    "REQUEST_ID, WINDOW_START, WINDOW_END, SEQN, SENT_AT, ATTEMPTS, STATUS, ANSWERED_BY"
-)
 _NEXT_SEQN: Final = "SELECT nextval('SCHD_REQUEST_SEQN')"
 _INSERT: Final = (
     "INSERT INTO SCHD_REQUEST (SNDR, WINDOW_START, WINDOW_END, SEQN, SENT_AT, ATTEMPTS, STATUS, "
     "CREATED_AT) VALUES (%s, %s, %s, %s, %s, 1, 'OPEN', %s) RETURNING REQUEST_ID"
 )
 _SET_OUTBOUND: Final = "UPDATE SCHD_REQUEST SET OUTBOUND_ID = %s WHERE REQUEST_ID = %s"
-_OPEN_NOW: Final = (
-    f"SELECT {_COLUMNS} FROM SCHD_REQUEST WHERE STATUS = 'OPEN' "  # noqa: S608
-    "ORDER BY SENT_AT, REQUEST_ID FOR UPDATE"
-)
-# Open when the RESP was applied: created before it, and not answered/failed before it.
-_OPEN_AS_OF: Final = (
-    f"SELECT {_COLUMNS} FROM SCHD_REQUEST WHERE CREATED_AT <= %s AND (STATUS = 'OPEN' OR "  # noqa: S608
-    "(STATUS = 'FAILED' AND FAILED_AT > %s)) ORDER BY SENT_AT, REQUEST_ID FOR UPDATE"
-)
-_LOGGED: Final = "SELECT REQUEST_ID FROM SCHD_RESPONSE_LOG WHERE MESSAGE_ID = %s"
-_LOG: Final = (
-    "INSERT INTO SCHD_RESPONSE_LOG (MESSAGE_ID, REQUEST_ID, WINDOW_START, WINDOW_END, MATCHED_AT) "
-    "VALUES (%s, %s, %s, %s, COALESCE(%s::timestamptz, now())) "
-    "ON CONFLICT (MESSAGE_ID) DO NOTHING RETURNING MESSAGE_ID"
-)
-_ANSWER: Final = (
-    "UPDATE SCHD_REQUEST SET STATUS = 'ANSWERED', ANSWERED_BY = %s, "
-    "ANSWERED_AT = COALESCE(%s::timestamptz, now()), "
-    "FAILED_AT = NULL WHERE REQUEST_ID = %s"
-)
 _UNMATCHED: Final = (
     "SELECT p.MESSAGE_ID, p.PROCESSED_AT FROM PROC_STATE p WHERE p.MSG_TYPE = 'SCHD' "
     "AND p.MSG_STYP = 'RESP' AND p.STATUS = 'SUCCEEDED' AND NOT EXISTS "
@@ -132,13 +108,6 @@ _LISTED: Final = (
     f"SELECT {_COLUMNS}, FAILED_AT FROM SCHD_REQUEST WHERE STATUS IN ('OPEN', 'FAILED') "  # noqa: S608
     "ORDER BY REQUEST_ID DESC LIMIT %s"
 )
-
-
-def _record(row: Sequence[Any]) -> ScheduleRequestRecord:
-    rid, start, end, seqn, sent, attempts, status, answered = row[:8]
-    return ScheduleRequestRecord(
-        rid, start, end, seqn, sent, attempts, RequestStatus(status), answered
-    )
 
 
 # --------------------------------------------------------------------------- sending
@@ -213,36 +182,6 @@ def resend_due(
 # --------------------------------------------------------------------------- matching
 
 
-class _ResponseLog:
-    """``ResponseLog`` over one open connection."""
-
-    def __init__(self, conn: Conn) -> None:
-        self._conn = conn
-
-    def logged(self, message_id: int) -> tuple[bool, int | None]:
-        row = self._conn.execute(_LOGGED, (message_id,)).fetchone()
-        return (False, None) if row is None else (True, None if row[0] is None else int(row[0]))
-
-    def open_requests(self, as_of: datetime | None) -> list[ScheduleRequestRecord]:
-        if as_of is None:
-            return [_record(row) for row in self._conn.execute(_OPEN_NOW).fetchall()]
-        return [_record(row) for row in self._conn.execute(_OPEN_AS_OF, (as_of, as_of)).fetchall()]
-
-    def log(self, message_id: int, request_id: int | None, window: Window,
-            now: datetime | None) -> bool:  # fmt: skip
-        start, end = window if window is not None else (None, None)
-        row = self._conn.execute(_LOG, (message_id, request_id, start, end, now)).fetchone()
-        return row is not None
-
-    def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
-        self._conn.execute(_ANSWER, (message_id, now, request_id))
-
-
-def response_log(conn: Conn) -> ResponseLog:
-    """The ``ResponseLog`` of an open connection (``PgTransaction.response_log``)."""
-    return _ResponseLog(conn)
-
-
 def match_schedule_response(
     conn_or_tx: Conn | PgTransaction,
     message: ScheduleMessage,
@@ -261,7 +200,7 @@ def match_schedule_response(
         else transaction_connection(conn_or_tx)
     )
     window = response_window(message, config)
-    return match_logged(_ResponseLog(conn), message_id, window, as_of=None, now=now)
+    return match_logged(response_log(conn), message_id, window, as_of=None, now=now)
 
 
 def _window_from_store(conn: Conn, message_id: int) -> Window:
@@ -301,7 +240,7 @@ def _reconcile_one(store: PgStore, config: CoreConfig, message_id: int, processe
         conn = transaction_connection(tx)
         if not found:
             window = _window_from_store(conn, message_id)
-        return match_logged(_ResponseLog(conn), message_id, window, as_of=processed_at, now=now)
+        return match_logged(response_log(conn), message_id, window, as_of=processed_at, now=now)
 
 
 # --------------------------------------------------------------------------- status

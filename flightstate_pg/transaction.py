@@ -33,6 +33,7 @@ from flightstate_pg._cache import StateCache
 from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
 from flightstate_pg._load import BY_FLIDS, codeshare_flids, fetch_states
+from flightstate_pg._responses import response_log
 from flightstate_pg._schema import PROC_COLUMNS
 from flightstate_pg._write import FaultHook, write_many, write_processed
 from flightstate_pg.wakeup import notify_outbox
@@ -112,8 +113,6 @@ class PgTransaction:
 
     def response_log(self) -> ResponseLog:
         """``ScheduleResponses``: the schedule-request tables in this transaction."""
-        from flightstate_pg.requests import response_log  # noqa: PLC0415 - it imports this module
-
         return response_log(self._conn)
 
     @_guarded
