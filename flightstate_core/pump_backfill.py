@@ -3,14 +3,16 @@
 The intents are durable in the store (``BackfillQueue``), so a backfill is never lost and
 never re-applies a message: a failure is only counted (``stats.backfill_failures``) and
 retried on its own back-off (``settings.backfill_retry``). With ``pipelined`` a thread
-flushes whenever the FIFO loop pokes it after a commit, so the inbox UPDATE overlaps the
-next batch's apply; flushes are serialised by a lock, so the loop's idle and shutdown
-flushes never run beside the thread's.
+flushes when the FIFO loop pokes it after a commit, so the inbox UPDATE overlaps the next
+batch's apply; it flushes at most once per ``settings.backfill_interval``, so at a low
+arrival rate one flush carries several commits. Flushes are serialised by a lock, so the
+loop's idle and shutdown flushes never run beside the thread's.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from flightstate_core.ports import BackfillQueue, Inbox
@@ -35,8 +37,9 @@ class Backfill:
 
     def start(self) -> None:
         """Begin leading: with ``pipelined``, flush on a thread after each commit."""
-        if self._control.settings.pipelined:
-            self._thread = BackfillThread(self._background_flush)
+        settings = self._control.settings
+        if settings.pipelined:
+            self._thread = BackfillThread(self._background_flush, settings.backfill_interval)
 
     def stop(self) -> None:
         """Stop leading: finish the thread's flush in progress, if any."""
@@ -125,11 +128,13 @@ class Backfill:
 
 
 class BackfillThread:
-    """A thread that runs *flush* whenever it is poked (several pokes before it runs make
-    one flush)."""
+    """A thread that runs *flush* when it is poked, at most once per *interval* seconds
+    (pokes before it runs make one flush). Its own monotonic clock: the interval only
+    spaces flushes, it decides nothing."""
 
-    def __init__(self, flush: Callable[[], None]) -> None:
+    def __init__(self, flush: Callable[[], None], interval: float = 0.0) -> None:
         self._flush = flush
+        self._interval = interval
         self._wake = threading.Event()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fs-backfill", daemon=True)
@@ -140,15 +145,21 @@ class BackfillThread:
         self._wake.set()
 
     def stop(self) -> None:
-        """Finish the flush in progress, if any, and end the thread."""
+        """Finish the flush in progress, if any, and end the thread (the pump's shutdown
+        flush writes what is left)."""
         self._done.set()
         self._wake.set()
         self._thread.join()
 
     def _run(self) -> None:
+        last = -self._interval
         while True:
             self._wake.wait()
+            spacing = last + self._interval - time.monotonic()
+            if spacing > 0 and self._done.wait(spacing):
+                return
             self._wake.clear()
             if self._done.is_set():
                 return
+            last = time.monotonic()
             self._flush()

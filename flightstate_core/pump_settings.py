@@ -53,6 +53,12 @@ class PumpSettings:
     unexpected_attempts: int = 3
     backfill_retry: Backoff = Backoff(0.2, 10.0)
     backfill_batch: int = 500
+    #: With ``pipelined``: at least this many seconds between the backfill thread's
+    #: flushes, so at a few messages per second one inbox UPDATE (and one store write
+    #: marking the intents done) carries several messages instead of one each; its CPU
+    #: no longer competes with the next message's apply. Bounds how late a row's
+    #: backfill lands, not its outcome (docs/design.md, "Backfill cadence"). 0: per commit.
+    backfill_interval: float = field(default=0.1, validator=in_range(0, 60))
     stop_when_idle: bool = False
     #: With ``stop_when_idle``: seconds idle with backfill intents still failing before
     #: the pump stops anyway (``stats.left_behind`` says what is left). None: wait for ever.

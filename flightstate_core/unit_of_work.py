@@ -46,6 +46,7 @@ __all__ = [
     "BatchTransaction",
     "DuplicateKey",
     "Failure",
+    "UnitReadAhead",
     "Work",
     "apply_locked",
     "locked_transaction",
@@ -92,6 +93,24 @@ class BatchTransaction(StateTransaction, Protocol):
 
     def save_many(self, processed: Sequence[ProcessedMessage]) -> None:
         """Write several processed messages as one (same effect as saving each in order)."""
+
+
+@runtime_checkable
+class UnitReadAhead(Protocol):
+    """Optional: the reads a unit starts with, announced together so that a store can make
+    them in one round trip (PostgreSQL pipelines them). The calls that follow are the same
+    as without it and must answer exactly as they would have."""
+
+    def read_ahead(
+        self,
+        message_ids: Collection[int],
+        keys: Collection[DuplicateKey],
+        flids: Collection[str],
+        masters: Collection[str],
+    ) -> None:
+        """``get_procs(message_ids)``, ``find_duplicates(keys)``, ``load_flights`` of
+        *flids*, ``load_codeshares(masters)`` and ``version_floors`` of absent *flids*
+        are about to be asked."""
 
 
 @frozen
@@ -228,6 +247,10 @@ def _prefetch(
     dups: _Duplicates
     if isinstance(tx, BatchTransaction):
         keys = {(m.envelope.identity_key, payload_digest(m, row)) for row, m in messages}
+        if isinstance(tx, UnitReadAhead):
+            named = [overlay.named(m) for _, m in messages]
+            tx.read_ahead(ids, keys, sorted({f for n in named for f in n.with_masters}),
+                          sorted({f for n in named for f in n.own}))  # fmt: skip
         done, dups = tx.get_procs(ids), _Duplicates(tx.find_duplicates(keys))
     else:
         done = {mid for mid in ids if tx.get_proc(mid) is not None}

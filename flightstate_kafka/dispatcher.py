@@ -100,6 +100,9 @@ class Dispatcher:
         self._wakeup = wakeup if wakeup is not None else threading.Event()
         self._watch_commits = watch_commits
         self.wakeups = 0  # idle waits ended by a wake-up (not by the fallback poll)
+        # The last window read the outbox to its end (a short batch): nothing more is
+        # there unless a commit woke us since that read began (``_loop``).
+        self._read_to_end = False
         self.idle = threading.Event()  # set while waiting for a wake-up (probes, tests)
         self._fence = fence
         self._epoch_header: list[tuple[str, str | bytes | None]] = (
@@ -354,6 +357,7 @@ class Dispatcher:
         every path that does not settle a whole window drops it (``_drop_ahead``), so a
         live one starts exactly at the watermark that window stored.
         """
+        self._read_to_end = False
         try:
             records = self._next(self._ahead[0] if self._ahead else 0)
             while records and not stop.is_set():
@@ -361,7 +365,8 @@ class Dispatcher:
                 window.append(self._send(producer, records))
                 if self._fatal is not None or window[-1].failed():
                     break
-                if len(records) < self.settings.batch_size or len(window) >= self._depth:
+                self._read_to_end = len(records) < self.settings.batch_size
+                if self._read_to_end or len(window) >= self._depth:
                     return  # the read ahead, if any, starts the next window
                 records = self._next(records[-1].event_id)
         except BaseException:
@@ -495,7 +500,8 @@ class Dispatcher:
 
     def run(self, stop: threading.Event) -> None:
         """Dispatch until *stop* is set, backing off after transient errors; then flush.
-        With nothing to send it waits for a wake-up, polling every ``idle_sleep_s``."""
+        With nothing to send, or after reading the outbox to its end, it waits for a
+        wake-up, polling every ``idle_sleep_s``."""
         try:
             with self._commit_watch():
                 self._loop(stop)
@@ -518,7 +524,10 @@ class Dispatcher:
                 stop.wait(backoff)
                 continue
             backoff = 0.0
-            if moved == 0:
+            # After a window that read the outbox to its end, read again only once woken
+            # (a commit since that read) or on the fallback poll: at a few messages per
+            # second this saves an empty outbox read per message.
+            if moved == 0 or (self._read_to_end and not self._wakeup.is_set()):
                 self._idle(stop)
 
     def purge(self, older_than: timedelta, batch: int = 10_000) -> int:

@@ -23,10 +23,10 @@ import psycopg
 
 from flightstate_core.state import FlightState
 
-__all__ = ["StateCache"]
+__all__ = ["STAMPS", "StateCache"]
 
 Stamp = tuple[int, datetime | None, int | None]
-_STAMPS: Final = (
+STAMPS: Final = (
     "SELECT FLID, STATE_VERSION, UPDATED_AT, LAST_MESSAGE_ID FROM FLIGHT_SCHD "
     "WHERE FLID = ANY(%b)"
 )
@@ -52,7 +52,7 @@ class StateCache:
         if not cached:
             return {}
         found: dict[str, FlightState] = {}
-        for flid, version, updated, message in conn.execute(_STAMPS, (cached,)):
+        for flid, version, updated, message in conn.execute(STAMPS, (cached,)):
             state = self._states[flid]
             if _stamp(state) == (version, updated, message):
                 found[flid] = state
@@ -60,6 +60,33 @@ class StateCache:
         self.hits += len(found)
         self.misses += len(cached) - len(found)
         return found
+
+    def probe(
+        self, conn: psycopg.Connection[Any], flids: Sequence[str]
+    ) -> tuple[dict[str, FlightState], set[str]]:
+        """One stamp read for every FLID in ``flids``: the cached states still current,
+        and the FLIDs with no row at all (nothing more to read for those).
+
+        Why: the writer loads a few flights per message, and a flight that does not exist
+        yet (a FLOP or a package creating it) would otherwise cost a read of every table;
+        one narrow query tells, and validates the cached ones on the way."""
+        return self.from_stamps(flids, conn.execute(STAMPS, (list(flids),)).fetchall())
+
+    def from_stamps(
+        self, flids: Sequence[str], rows: Iterable[Sequence[Any]]
+    ) -> tuple[dict[str, FlightState], set[str]]:
+        """``probe``'s answer from stamp rows already read (``STAMPS`` over ``flids``)."""
+        found: dict[str, FlightState] = {}
+        absent = set(flids)
+        for flid, version, updated, message in rows:
+            absent.discard(flid)
+            state = self._states.get(flid)
+            if state is not None and _stamp(state) == (version, updated, message):
+                found[flid] = state
+                self._states.move_to_end(flid)
+        self.hits += len(found)
+        self.misses += len(flids) - len(found)
+        return found, absent
 
     def committed(self, states: Iterable[FlightState]) -> None:
         """Remember states a transaction has just committed."""

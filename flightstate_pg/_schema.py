@@ -38,12 +38,20 @@ def _placeholders(count: int) -> str:
     return ", ".join(["%s"] * count)
 
 
+def _numbered(count: int) -> str:
+    return ", ".join(f"${n}" for n in range(1, count + 1))
+
+
 @frozen
 class MainSql:
     """Statements on FLIGHT_SCHD (``stage_*``: the bulk path through a temp table)."""
 
     write_columns: tuple[str, ...]
     upsert: str
+    #: ``upsert`` with PostgreSQL's own ``$n`` placeholders, for a ``psycopg.RawCursor``:
+    #: psycopg caches its parse of a ``%s`` query only up to 50 parameters, and this one
+    #: has more, so the ``%s`` form would be re-parsed (a regex over 3 kB) on every row.
+    upsert_numbered: str
     select: str  # raw columns; append a WHERE clause
     stage_create: str
     stage_copy: CopyTarget
@@ -53,15 +61,16 @@ class MainSql:
 def _main_sql() -> MainSql:
     write = (*MAIN_FIXED_COLUMNS, *_with_typed(SCALAR_COLUMNS), *DOCUMENT_COLUMNS)
     updates = ", ".join(f"{name} = EXCLUDED.{name}" for name in write if name != "FLID")
-    upsert = (
-        f"INSERT INTO {MAIN_TABLE} ({', '.join(write)}) "  # noqa: S608 - layout identifiers
-        f"VALUES ({_placeholders(len(write))}) ON CONFLICT (FLID) DO UPDATE SET {updates}"
-    )
+    insert = f"INSERT INTO {MAIN_TABLE} ({', '.join(write)}) "
+    conflict = f" ON CONFLICT (FLID) DO UPDATE SET {updates}"
+    upsert = f"{insert}VALUES ({_placeholders(len(write))}){conflict}"
+    upsert_numbered = f"{insert}VALUES ({_numbered(len(write))}){conflict}"
     read = (*MAIN_FIXED_COLUMNS, *(c.code for c in SCALAR_COLUMNS), *DOCUMENT_COLUMNS)
     columns = ", ".join(write)
     return MainSql(
         write,
         upsert,
+        upsert_numbered,
         f"SELECT {', '.join(read)} FROM {MAIN_TABLE} ",  # noqa: S608
         f"CREATE TEMP TABLE IF NOT EXISTS FS_MAIN_STAGE (LIKE {MAIN_TABLE}) "
         "ON COMMIT DELETE ROWS",

@@ -149,8 +149,8 @@ class _Steps:
             cursor.execute("DELETE FROM FS_MAIN_STAGE")
             copy_rows(cursor, MAIN.stage_copy, rows)
             cursor.execute(MAIN.stage_upsert)
-        else:
-            _many(cursor, MAIN.upsert, list(rows))
+        else:  # same connection and pipeline, no client-side parse (``upsert_numbered``)
+            _many(psycopg.RawCursor(cursor.connection), MAIN.upsert_numbered, list(rows))
 
     def details(self, table: str) -> None:
         change, detail = self._plan.details[table], _DETAIL_SQL[table]

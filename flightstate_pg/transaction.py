@@ -33,6 +33,14 @@ from flightstate_pg._cache import StateCache
 from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
 from flightstate_pg._load import BY_FLIDS, codeshare_flids, fetch_states
+from flightstate_pg._read_ahead import (
+    DUPLICATES,
+    FLOORS,
+    PROCS,
+    UnitReads,
+    duplicate_rows,
+    read_unit,
+)
 from flightstate_pg._responses import response_log
 from flightstate_pg._schema import PROC_COLUMNS
 from flightstate_pg._write import FaultHook, write_many, write_processed
@@ -44,19 +52,13 @@ P = ParamSpec("P")
 R = TypeVar("R")
 Conn = psycopg.Connection[Any]
 
+#: Loads of at most this many flights first read the stamps of all of them (``StateCache.
+#: probe``): flights that do not exist yet cost one narrow query instead of eleven.
+_PROBE_AT_MOST: Final = 64
 _LOCK: Final = "SELECT EPOCH FROM PIPELINE_LOCK WHERE LOCK_NAME = %s FOR UPDATE"
 _GET_PROC: Final = (
     f"SELECT {', '.join(PROC_COLUMNS[:14])}, LATE FROM PROC_STATE "  # noqa: S608 - layout identifiers
     "WHERE MESSAGE_ID = %s"
-)
-_GET_PROCS: Final = "SELECT MESSAGE_ID FROM PROC_STATE WHERE MESSAGE_ID = ANY(%b)"
-_DUPLICATES: Final = (
-    "SELECT IDENTITY_KEY, PAYLOAD_DIGEST, MESSAGE_ID, DTTM FROM PROC_STATE "
-    "WHERE STATUS = 'SUCCEEDED' AND (IDENTITY_KEY, PAYLOAD_DIGEST) IN "
-    "(SELECT * FROM unnest(%b::text[], %b::text[]))"
-)
-_FLOORS: Final = (
-    "SELECT FLID, MAX(STATE_VERSION) FROM FLIGHT_SCHD_HIST WHERE FLID = ANY(%b) GROUP BY FLID"
 )
 _DUPLICATE: Final = (
     "SELECT MESSAGE_ID FROM PROC_STATE WHERE IDENTITY_KEY = %s AND PAYLOAD_DIGEST = %s "
@@ -105,6 +107,7 @@ class PgTransaction:
         self._locked = False
         self._savepoints = 0
         self._known: dict[str, FlightState | None] = {}  # None: known not to exist
+        self._ahead: UnitReads | None = None  # read_ahead's answers, until the first write
 
     @property
     def connection(self) -> Conn:
@@ -185,9 +188,13 @@ class PgTransaction:
         self._require_lock()
         missing = [flid for flid in dict.fromkeys(flids) if flid not in self._known]
         if missing and self._cache is not None:
-            cached = self._cache.valid(self._conn, missing)
+            if len(missing) <= _PROBE_AT_MOST:
+                cached, absent = self._cache.probe(self._conn, missing)
+                self._known.update(dict.fromkeys(absent))
+            else:  # a package: most flights exist, so no probe before the full read
+                cached = self._cache.valid(self._conn, missing)
             self._known.update(cached)
-            missing = [flid for flid in missing if flid not in cached]
+            missing = [flid for flid in missing if flid not in self._known]
         if missing:
             found = fetch_states(self._conn, BY_FLIDS, missing)
             for flid in missing:
@@ -199,13 +206,17 @@ class PgTransaction:
     def load_codeshares(self, master_flids: Collection[str]) -> dict[str, FlightState]:
         """Current states of flights whose MAID names one of these masters."""
         self._require_lock()
-        flids = codeshare_flids(self._conn, list(dict.fromkeys(master_flids)))
+        masters = list(dict.fromkeys(master_flids))
+        flids = self._ahead.take_codeshares(masters) if self._ahead is not None else None
+        if flids is None:
+            flids = codeshare_flids(self._conn, masters)
         return self.load_flights(flids)  # through the cache: no re-read of a current state
 
     @_guarded
     def save(self, processed: ProcessedMessage) -> None:
         """Write states, events, PROC_STATE + backfill intent, cursor and snap log."""
         self._require_lock()
+        self._ahead = None  # what was read ahead may no longer hold after this write
         write_processed(
             self._conn, processed, known=self._known, typed=self._typed,
             hook=self._fault_hook, inbox_name=self._inbox_name,
@@ -218,7 +229,10 @@ class PgTransaction:
     def get_procs(self, message_ids: Collection[int]) -> set[int]:
         """Which of these message ids already have a PROC_STATE row (one query)."""
         self._require_lock()
-        rows = self._conn.execute(_GET_PROCS, (list(message_ids),)).fetchall()
+        found = self._ahead.take_procs(message_ids) if self._ahead is not None else None
+        if found is not None:
+            return found
+        rows = self._conn.execute(PROCS, (list(message_ids),)).fetchall()
         return {int(row[0]) for row in rows}
 
     @_guarded
@@ -229,26 +243,60 @@ class PgTransaction:
         self._require_lock()
         if not keys:
             return {}
+        found = self._ahead.take_duplicates(keys) if self._ahead is not None else None
+        if found is not None:
+            return found
         pairs = list(keys)
         rows = self._conn.execute(
-            _DUPLICATES, ([k for k, _ in pairs], [d for _, d in pairs])
+            DUPLICATES, ([k for k, _ in pairs], [d for _, d in pairs])
         ).fetchall()
-        found: dict[tuple[str, str], list[tuple[int, datetime | None]]] = {}
-        for key, digest, message_id, dttm in rows:
-            found.setdefault((key, digest), []).append((int(message_id), dttm))
-        return found
+        return duplicate_rows(rows)
 
     @_guarded
     def version_floors(self, flids: Collection[str]) -> dict[str, int]:
         """The highest archived STATE_VERSION of each FLID with history (one query)."""
         self._require_lock()
-        rows = self._conn.execute(_FLOORS, (list(flids),)).fetchall()
+        found = self._ahead.take_floors(flids) if self._ahead is not None else None
+        if found is not None:
+            return found
+        rows = self._conn.execute(FLOORS, (list(flids),)).fetchall()
         return {str(flid): int(version) for flid, version in rows}
+
+    @_guarded
+    def read_ahead(
+        self,
+        message_ids: Collection[int],
+        keys: Collection[tuple[str, str]],
+        flids: Collection[str],
+        masters: Collection[str],
+    ) -> None:
+        """``UnitReadAhead``: the unit's first reads in one round trip (``_read_ahead``).
+        The flights' stamps are taken in at once, as ``load_flights`` would: absent ones
+        are known absent, cached current ones are known; the rest ``load_flights`` reads
+        in full. A package's load (over ``_PROBE_AT_MOST`` flights) probes nothing."""
+        self._require_lock()
+        probe = [flid for flid in dict.fromkeys(flids) if flid not in self._known]
+        if len(probe) > _PROBE_AT_MOST:
+            probe = []
+        ahead = read_unit(self._conn, list(message_ids), list(keys), probe,
+                          list(dict.fromkeys(masters)))  # fmt: skip
+        if probe:
+            self._known_from_stamps(probe, ahead.stamps)
+        self._ahead = ahead
+
+    def _known_from_stamps(self, probed: Sequence[str], stamps: Sequence[Sequence[Any]]) -> None:
+        if self._cache is not None:
+            cached, absent = self._cache.from_stamps(probed, stamps)
+            self._known.update(cached)
+        else:
+            absent = set(probed) - {row[0] for row in stamps}
+        self._known.update(dict.fromkeys(absent))
 
     @_guarded
     def save_many(self, batch: Sequence[ProcessedMessage]) -> None:
         """Write several processed messages at once (same effect as ``save`` of each)."""
         self._require_lock()
+        self._ahead = None  # what was read ahead may no longer hold after this write
         write_many(
             self._conn, batch, known=self._known, typed=self._typed,
             hook=self._fault_hook, inbox_name=self._inbox_name,

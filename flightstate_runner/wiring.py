@@ -163,6 +163,7 @@ def build_pump(
         retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         unexpected_attempts=cfg.max_unexpected_attempts,
         backfill_retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
+        backfill_interval=cfg.backfill_interval,
         stop_when_idle=until_idle,
         idle_backfill_wait=cfg.idle_wait if until_idle else None,
         gaps=cfg.gaps(),

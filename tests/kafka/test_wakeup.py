@@ -161,3 +161,34 @@ def test_wake_is_thread_safe_and_ends_an_idle_wait(
         waker.join()
     _wait_for(_delivered(outbox_dsn), "the rows delivered after wake()")
     assert dispatcher.wakeups >= 1
+
+
+class _CountingOutbox(PgOutbox):
+    """A PgOutbox that counts its batch reads."""
+
+    reads = 0
+
+    def fetch_rows(self, limit: int, after_event_id: int = 0) -> Any:
+        self.reads += 1
+        return super().fetch_rows(limit, after_event_id)
+
+
+def test_a_window_that_read_to_the_end_waits_for_the_next_wake_up(
+    outbox_dsn: str, settings: KafkaSettings, running: Any
+) -> None:
+    """At a few messages per second each window is one short batch: the dispatcher does
+    not read the (now empty) outbox again until a commit wakes it or the poll is due."""
+    outbox = _CountingOutbox(outbox_dsn)
+    dispatcher = running(Dispatcher(outbox, evolve(settings, idle_sleep_s=_FALLBACK_S),
+                                    watch_commits=False))  # fmt: skip
+    _wait_for(dispatcher.idle.is_set, "the dispatcher waits")
+    model = EventModel(flids=2, seed=6)
+    for round_ in range(1, 4):
+        before = outbox.reads
+        insert_rows(outbox_dsn, model.next_rows(3))
+        dispatcher.wake()
+        _wait_for(lambda: undelivered(outbox_dsn) == 0, f"round {round_} delivered")
+        _wait_for(dispatcher.idle.is_set, "the dispatcher waits again")
+        time.sleep(0.3)  # time for a needless re-read to show
+        assert outbox.reads - before == 1, f"round {round_}: one read per wake-up"
+        assert dispatcher.wakeups == round_

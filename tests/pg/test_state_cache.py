@@ -98,3 +98,69 @@ def test_the_cache_is_used_for_unchanged_rows(two_stores: tuple[PgStore, PgStore
     _apply(first, 2, _flop("TRML", "F1", "<TRML>T2</TRML>", 2))
     assert cache.hits == hits + 1
     assert _state(first, "F1").scalars == {"STND": "S1", "TRML": "T2"}
+
+
+def _fetches(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The FLIDs of every full read (all eleven tables) the writer makes from now on."""
+    from flightstate_pg import transaction  # noqa: PLC0415 - the module whose call is counted
+
+    calls: list[list[str]] = []
+    real = transaction.fetch_states
+
+    def counted(conn: psycopg.Connection[object], where: tuple[str, str],
+                keys: list[str]) -> dict[str, FlightState]:  # fmt: skip
+        calls.append(list(keys))
+        return real(conn, where, keys)
+
+    monkeypatch.setattr(transaction, "fetch_states", counted)
+    return calls
+
+
+def test_flights_that_do_not_exist_cost_only_the_stamp_read(
+    two_stores: tuple[PgStore, PgStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _ = two_stores
+    fetches = _fetches(monkeypatch)
+    with first.transaction() as tx:
+        tx.lock_pipeline(None)
+        assert tx.load_flights(["NEW1", "NEW2"]) == {}
+        assert tx.load_flights(["NEW2"]) == {}  # known absent inside the transaction
+    assert fetches == []
+
+
+def test_the_probe_reads_only_the_flights_it_cannot_take_from_the_cache(
+    two_stores: tuple[PgStore, PgStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F1 cached and current, F2 written by another store (not in this cache), F3 cached
+    but changed since by the other store, F4 absent: only F2 and F3 are read in full."""
+    first, second = two_stores
+    _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
+    _apply(first, 2, _flop("STND", "F3", "<STND>S3</STND>", 2))
+    _apply(second, 3, _flop("RUNW", "F2", "<RUNW>02L</RUNW>", 3))
+    _apply(second, 4, _flop("RUNW", "F3", "<RUNW>20R</RUNW>", 4))
+    fetches = _fetches(monkeypatch)
+    with first.transaction() as tx:
+        tx.lock_pipeline(None)
+        loaded = tx.load_flights(["F1", "F2", "F3", "F4"])
+    assert fetches == [["F2", "F3"]]
+    assert loaded == first.get_flights(["F1", "F2", "F3", "F4"])
+    assert loaded["F3"].scalars == {"STND": "S3", "RUNW": "20R"}
+    assert set(loaded) == {"F1", "F2", "F3"}
+
+
+def test_a_large_load_reads_in_full_without_probing(
+    two_stores: tuple[PgStore, PgStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package's load (over ``_PROBE_AT_MOST`` flights, most of which exist) skips the
+    stamp probe: absent flights are simply not found by the full read."""
+    from flightstate_pg.transaction import _PROBE_AT_MOST  # noqa: PLC0415
+
+    first, _ = two_stores
+    _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
+    wanted = ["F1", *(f"N{n}" for n in range(_PROBE_AT_MOST + 1))]
+    fetches = _fetches(monkeypatch)
+    with first.transaction() as tx:
+        tx.lock_pipeline(None)
+        loaded = tx.load_flights(wanted)
+    assert list(loaded) == ["F1"]
+    assert fetches == [wanted[1:]]  # F1 came from the cache (validated by its stamp)

@@ -388,3 +388,4 @@ def test_back_off_never_overflows_for_a_head_that_fails_for_hours() -> None:
     backoff = Backoff(0.2, 10.0)
     assert backoff.delay(1) == 0.2
     assert backoff.delay(2000) == 10.0  # 2.0 ** 1999 overflows a float
+

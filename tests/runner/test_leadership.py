@@ -157,10 +157,9 @@ def test_leader_frozen_inside_a_transaction(
         assert took <= bound + 1, f"takeover took {took:.1f} s, bound {bound:.1f} s"
         print(f"takeover after a freeze inside a transaction: {took:.1f} s (bound {bound:.1f} s)")
         assert lease(dsn)[0] == frozen_epoch + 1
-        with psycopg.connect(dsn, autocommit=True) as conn:  # its session was ended
-            gone = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s",
-                                (frozen_pid,)).fetchone()  # fmt: skip
-            assert gone == (0,)
+        # Its session was ended: the server releases the lock while aborting the
+        # transaction, a moment before the backend leaves pg_stat_activity.
+        wait_for(lambda: _backend_gone(dsn, frozen_pid), 10, "the frozen session to end")
         published_before = _count_epoch(kafka_bootstrap, env, frozen_epoch)
         with psycopg.connect(dsn, autocommit=True) as conn:
             woken_at = conn.execute("SELECT clock_timestamp()").fetchone()
@@ -181,6 +180,13 @@ def test_leader_frozen_inside_a_transaction(
     records = schd_records(kafka_bootstrap, env["FLIGHTSTATE_TOPIC_SCHD"])
     assert_epochs_never_go_back(records)
     assert_last_record_is_state(dsn, records)
+
+
+def _backend_gone(dsn: str, pid: int) -> bool:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s",
+                           (pid,)).fetchone()  # fmt: skip
+    return row == (0,)
 
 
 def _heartbeats(dsn: str) -> set[str]:

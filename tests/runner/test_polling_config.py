@@ -54,3 +54,11 @@ def test_the_runner_pump_gets_the_polling_settings() -> None:
     pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
     assert (pump.settings.active_poll, pump.settings.active_for) == (0.02, 5.0)
     assert pump.settings.idle_poll == 0.25
+
+
+def test_backfill_interval_reaches_the_pump_settings() -> None:
+    assert load_config(None, {}).backfill_interval == 0.1
+    config = load_config(None, {"FLIGHTSTATE_BACKFILL_INTERVAL": "0"})
+    assert config.backfill_interval == 0.0
+    with pytest.raises(ConfigError, match=r"^backfill_interval: "):
+        load_config(None, {"FLIGHTSTATE_BACKFILL_INTERVAL": "61"})
