@@ -51,31 +51,13 @@ class StateCache:
         self.misses += len(flids) - len(cached)
         if not cached:
             return {}
-        found: dict[str, FlightState] = {}
-        for flid, version, updated, message in conn.execute(STAMPS, (cached,)):
-            state = self._states[flid]
-            if _stamp(state) == (version, updated, message):
-                found[flid] = state
-                self._states.move_to_end(flid)
-        self.hits += len(found)
-        self.misses += len(cached) - len(found)
-        return found
-
-    def probe(
-        self, conn: psycopg.Connection[Any], flids: Sequence[str]
-    ) -> tuple[dict[str, FlightState], set[str]]:
-        """One stamp read for every FLID in ``flids``: the cached states still current,
-        and the FLIDs with no row at all (nothing more to read for those).
-
-        Why: the writer loads a few flights per message, and a flight that does not exist
-        yet (a FLOP or a package creating it) would otherwise cost a read of every table;
-        one narrow query tells, and validates the cached ones on the way."""
-        return self.from_stamps(flids, conn.execute(STAMPS, (list(flids),)).fetchall())
+        return self.from_stamps(cached, conn.execute(STAMPS, (cached,)).fetchall())[0]
 
     def from_stamps(
         self, flids: Sequence[str], rows: Iterable[Sequence[Any]]
     ) -> tuple[dict[str, FlightState], set[str]]:
-        """``probe``'s answer from stamp rows already read (``STAMPS`` over ``flids``)."""
+        """The cached states still current among ``flids``, and the FLIDs with no row at
+        all, from their stamp rows (``STAMPS`` over ``flids``)."""
         found: dict[str, FlightState] = {}
         absent = set(flids)
         for flid, version, updated, message in rows:

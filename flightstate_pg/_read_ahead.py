@@ -21,25 +21,10 @@ from typing import Any, Final
 import psycopg
 from attrs import define
 
-__all__ = ["DUPLICATES", "FLOORS", "PROCS", "UnitReads", "duplicate_rows", "read_unit"]
+__all__ = ["UnitReads", "duplicate_rows", "read_unit"]
 
 Conn = psycopg.Connection[Any]
 DuplicateRows = dict[tuple[str, str], list[tuple[int, datetime | None]]]
-
-PROCS: Final = "SELECT MESSAGE_ID FROM PROC_STATE WHERE MESSAGE_ID = ANY(%b)"
-DUPLICATES: Final = (
-    "SELECT IDENTITY_KEY, PAYLOAD_DIGEST, MESSAGE_ID, DTTM FROM PROC_STATE "
-    "WHERE STATUS = 'SUCCEEDED' AND (IDENTITY_KEY, PAYLOAD_DIGEST) IN "
-    "(SELECT * FROM unnest(%b::text[], %b::text[]))"
-)
-# A flight is not its own codeshare; MAID too, so a narrower question can be answered.
-_CODESHARES: Final = (
-    "SELECT FLID, MAID FROM FLIGHT_SCHD WHERE MAID = ANY(%b) AND MAID <> FLID ORDER BY FLID"
-)
-FLOORS: Final = (
-    "SELECT FLID, MAX(STATE_VERSION) FROM FLIGHT_SCHD_HIST WHERE FLID = ANY(%b) GROUP BY FLID"
-)
-
 
 def duplicate_rows(rows: Collection[Sequence[Any]]) -> DuplicateRows:
     """``find_duplicates``' answer from rows of (identity_key, digest, message id, DTTM)."""
@@ -51,7 +36,7 @@ def duplicate_rows(rows: Collection[Sequence[Any]]) -> DuplicateRows:
 
 @define
 class UnitReads:
-    """What one pipeline read, each answer for the question it was read for, given once."""
+    """What one statement read, each answer for the question it was read for, given once."""
 
     procs: tuple[frozenset[int], set[int]] | None
     duplicates: tuple[frozenset[tuple[str, str]], DuplicateRows] | None

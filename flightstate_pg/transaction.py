@@ -29,18 +29,11 @@ from flightstate_core.requests import ResponseLog
 from flightstate_core.requeue import DeadClaim
 from flightstate_core.state import FlightState
 from flightstate_pg import _requeue
-from flightstate_pg._cache import StateCache
+from flightstate_pg._cache import STAMPS, StateCache
 from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
 from flightstate_pg._load import BY_FLIDS, codeshare_flids, fetch_states
-from flightstate_pg._read_ahead import (
-    DUPLICATES,
-    FLOORS,
-    PROCS,
-    UnitReads,
-    duplicate_rows,
-    read_unit,
-)
+from flightstate_pg._read_ahead import UnitReads, duplicate_rows, read_unit
 from flightstate_pg._responses import response_log
 from flightstate_pg._schema import PROC_COLUMNS
 from flightstate_pg._write import FaultHook, write_many, write_processed
@@ -52,13 +45,22 @@ P = ParamSpec("P")
 R = TypeVar("R")
 Conn = psycopg.Connection[Any]
 
-#: Loads of at most this many flights first read the stamps of all of them (``StateCache.
-#: probe``): flights that do not exist yet cost one narrow query instead of eleven.
+#: Loads of at most this many flights first read the stamps of all of them (``STAMPS``,
+#: ``_known_from_stamps``): flights that do not exist yet cost one narrow query, not eleven.
 _PROBE_AT_MOST: Final = 64
 _LOCK: Final = "SELECT EPOCH FROM PIPELINE_LOCK WHERE LOCK_NAME = %s FOR UPDATE"
 _GET_PROC: Final = (
     f"SELECT {', '.join(PROC_COLUMNS[:14])}, LATE FROM PROC_STATE "  # noqa: S608 - layout identifiers
     "WHERE MESSAGE_ID = %s"
+)
+_GET_PROCS: Final = "SELECT MESSAGE_ID FROM PROC_STATE WHERE MESSAGE_ID = ANY(%b)"
+_DUPLICATES: Final = (
+    "SELECT IDENTITY_KEY, PAYLOAD_DIGEST, MESSAGE_ID, DTTM FROM PROC_STATE "
+    "WHERE STATUS = 'SUCCEEDED' AND (IDENTITY_KEY, PAYLOAD_DIGEST) IN "
+    "(SELECT * FROM unnest(%b::text[], %b::text[]))"
+)
+_FLOORS: Final = (
+    "SELECT FLID, MAX(STATE_VERSION) FROM FLIGHT_SCHD_HIST WHERE FLID = ANY(%b) GROUP BY FLID"
 )
 _DUPLICATE: Final = (
     "SELECT MESSAGE_ID FROM PROC_STATE WHERE IDENTITY_KEY = %s AND PAYLOAD_DIGEST = %s "
@@ -189,11 +191,10 @@ class PgTransaction:
         missing = [flid for flid in dict.fromkeys(flids) if flid not in self._known]
         if missing and self._cache is not None:
             if len(missing) <= _PROBE_AT_MOST:
-                cached, absent = self._cache.probe(self._conn, missing)
-                self._known.update(dict.fromkeys(absent))
+                stamps = self._conn.execute(STAMPS, (missing,)).fetchall()
+                self._known_from_stamps(missing, stamps)
             else:  # a package: most flights exist, so no probe before the full read
-                cached = self._cache.valid(self._conn, missing)
-            self._known.update(cached)
+                self._known.update(self._cache.valid(self._conn, missing))
             missing = [flid for flid in missing if flid not in self._known]
         if missing:
             found = fetch_states(self._conn, BY_FLIDS, missing)
@@ -232,7 +233,7 @@ class PgTransaction:
         found = self._ahead.take_procs(message_ids) if self._ahead is not None else None
         if found is not None:
             return found
-        rows = self._conn.execute(PROCS, (list(message_ids),)).fetchall()
+        rows = self._conn.execute(_GET_PROCS, (list(message_ids),)).fetchall()
         return {int(row[0]) for row in rows}
 
     @_guarded
@@ -248,7 +249,7 @@ class PgTransaction:
             return found
         pairs = list(keys)
         rows = self._conn.execute(
-            DUPLICATES, ([k for k, _ in pairs], [d for _, d in pairs])
+            _DUPLICATES, ([k for k, _ in pairs], [d for _, d in pairs])
         ).fetchall()
         return duplicate_rows(rows)
 
@@ -259,7 +260,7 @@ class PgTransaction:
         found = self._ahead.take_floors(flids) if self._ahead is not None else None
         if found is not None:
             return found
-        rows = self._conn.execute(FLOORS, (list(flids),)).fetchall()
+        rows = self._conn.execute(_FLOORS, (list(flids),)).fetchall()
         return {str(flid): int(version) for flid, version in rows}
 
     @_guarded
@@ -285,6 +286,8 @@ class PgTransaction:
         self._ahead = ahead
 
     def _known_from_stamps(self, probed: Sequence[str], stamps: Sequence[Sequence[Any]]) -> None:
+        """Take in stamp rows of *probed*: FLIDs without a row are known absent, cached
+        states with the same stamp are known; the rest stay to be read in full."""
         if self._cache is not None:
             cached, absent = self._cache.from_stamps(probed, stamps)
             self._known.update(cached)
