@@ -10,8 +10,18 @@ A standby first looks at the row with a plain read (MVCC: never waits for a lock
 the upsert only when the lease looks free or expired. The upsert waits for the row lock
 that the leader's open transaction holds (``lock_pipeline``); with the session's
 ``lock_timeout`` (``flightstate_pg.session``) that wait is bounded and ends in a
-``TransientError``, retried; a frozen leader's lock goes once its session is ended by
-``idle_in_transaction_session_timeout``.
+``TransientError``, retried.
+
+Why a standby ends a frozen ex-leader's sessions: a leader frozen (SIGSTOP, VM pause) while
+its transaction holds the row keeps it until the server ends that session. Idle after a
+Sync, ``idle_in_transaction_session_timeout`` does; but frozen between the queries of a
+psycopg pipeline and its Sync, the backend waits for the client with no timer running at all
+(PostgreSQL 15 has no ``transaction_timeout``), and TCP keepalives see a live kernel. So when
+the lease has expired and the upsert still timed out on the row lock, the standby ends the
+expired holder's sessions that sit inside a transaction (an xid) waiting for their client
+(``pg_terminate_backend``; same role, or ``pg_signal_backend``), then tries once more.
+Sessions are found by ``holder_application_name``; a holder whose DSN names itself otherwise
+is not found, and the timeouts remain its only bound.
 
 Times come from the database (``clock_timestamp()``), never from the pump hosts, so clock
 skew between hosts cannot make two leaders. The row is created here if the migration has
@@ -20,12 +30,20 @@ not seeded it.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
+import psycopg
+
+from flightstate_core.errors import PermanentError, TransientError
 from flightstate_pg._errors import translated
 from flightstate_pg._pool import lazy_connection
+from flightstate_pg.session import holder_application_name
 
 __all__ = ["PgLeaderLease"]
+
+_log = logging.getLogger(__name__)
 
 _ACQUIRE = """
 INSERT INTO PIPELINE_LOCK AS l (LOCK_NAME, EPOCH, HOLDER, LEASE_EXPIRES_AT, UPDATED_AT)
@@ -53,13 +71,39 @@ SELECT EPOCH = %(epoch)s AND HOLDER = %(holder)s AND LEASE_EXPIRES_AT > clock_ti
 FROM PIPELINE_LOCK WHERE LOCK_NAME = %(name)s
 """
 
+# Only while the lease is still *expired* and still *theirs* (checked in the same statement,
+# an MVCC read that never waits), and only sessions that could hold the row: inside a
+# transaction that has an xid (FOR UPDATE assigns one), waiting for their client.
+_END_FROZEN = """
+SELECT count(*) FILTER (WHERE pg_terminate_backend(a.pid)) FROM pg_stat_activity a
+WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+  AND a.application_name = %(app)s AND a.backend_xid IS NOT NULL
+  AND a.wait_event_type = 'Client' AND a.wait_event = 'ClientRead'
+  AND EXISTS (SELECT 1 FROM PIPELINE_LOCK WHERE LOCK_NAME = %(name)s
+              AND HOLDER = %(expired)s AND LEASE_EXPIRES_AT <= clock_timestamp())
+"""
+
+
+def _lock_wait_ended(exc: TransientError) -> bool:
+    """Whether *exc* came from ``lock_timeout`` (55P03) ending a wait for a row lock."""
+    return isinstance(exc.__cause__, psycopg.errors.LockNotAvailable)
+
 
 class PgLeaderLease:
     """``LeaderLease`` on PostgreSQL's PIPELINE_LOCK row (own autocommit connection)."""
 
-    def __init__(self, dsn: str, *, lock_name: str = "pipeline", connect_timeout: int = 5):
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        lock_name: str = "pipeline",
+        connect_timeout: int = 5,
+        sessions_of: Callable[[str], str] = holder_application_name,
+    ):
+        """*sessions_of* maps a holder to the ``application_name`` of its sessions."""
         self._name = lock_name
         self._db = lazy_connection(dsn, connect_timeout)
+        self._sessions_of = sessions_of
 
     def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
         """Take or renew the lease for *ttl_seconds*; the epoch if we lead, else None."""
@@ -67,7 +111,13 @@ class PgLeaderLease:
         if found is not None and found[1] not in (None, holder) and found[2]:
             return None  # someone else's live lease: no need to queue for its row lock
         params = {"name": self._name, "holder": holder, "ttl": float(ttl_seconds)}
-        row = self._run(_ACQUIRE, params)
+        expired = found[1] if found is not None and found[1] not in (None, holder) else None
+        try:
+            row = self._run(_ACQUIRE, params)
+        except TransientError as exc:
+            if not (expired and _lock_wait_ended(exc) and self._end_frozen(expired)):
+                raise
+            row = self._run(_ACQUIRE, params)  # its sessions are gone, and their locks
         return None if row is None else int(row[0])
 
     def holds(self, holder: str, epoch: int) -> bool:
@@ -83,6 +133,27 @@ class PgLeaderLease:
         """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row."""
         row = self._run(_STATUS + " WHERE LOCK_NAME = %(name)s", {"name": self._name})
         return None if row is None else (int(row[0]), row[1], bool(row[2]))
+
+    def _end_frozen(self, expired: str) -> int:
+        """End *expired* holder's sessions that hold a transaction open while waiting for
+        their client; how many were ended (0 if none could be)."""
+        app = self._sessions_of(expired)
+        params: dict[str, object] = {"app": app, "name": self._name, "expired": expired}
+        try:
+            ended = int(self._run(_END_FROZEN, params)[0])
+        except PermanentError as exc:  # e.g. not allowed to signal that role's backends
+            _log.warning("could not end the sessions of expired holder %r: %s", expired, exc)
+            return 0
+        if ended:
+            _log.warning("ended %d session(s) of expired holder %r that held a transaction "
+                         "open while waiting for their client", ended, expired)  # fmt: skip
+        else:  # another role's sessions show no wait event or xid without pg_read_all_stats
+            _log.warning(
+                "the lock row is still held and no session of expired holder %r could be "
+                "ended (application_name %r not found, or not visible to this role): "
+                "waiting for the server's timeouts", expired, app,
+            )  # fmt: skip
+        return ended
 
     def close(self) -> None:
         """Close the connection (a later call reconnects)."""

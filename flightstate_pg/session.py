@@ -27,7 +27,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from flightstate_core.errors import ConfigError
 
-__all__ = ["SessionLimits", "with_session_limits"]
+__all__ = ["SessionLimits", "holder_application_name", "with_session_limits"]
 
 _MAX_SECONDS = 24 * 3600.0  # anything longer is a typo, not a limit
 
@@ -74,6 +74,12 @@ class SessionLimits:
         interval = max(1, idle // 2)
         return {"keepalives": 1, "keepalives_idle": idle, "keepalives_interval": interval,
                 "keepalives_count": 3, "tcp_user_timeout": (idle + 3 * interval) * 1000}
+
+
+def holder_application_name(holder: str) -> str:
+    """The ``application_name`` of every session a lease *holder* opens: the lease finds a
+    frozen ex-leader's sessions by it (``PgLeaderLease``)."""
+    return f"flightstate {holder}"[:63]
 
 
 def with_session_limits(dsn: str, limits: SessionLimits, *, application_name: str = "") -> str:

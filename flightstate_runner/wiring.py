@@ -23,7 +23,7 @@ from flightstate_core.pump import Backoff, Pump, PumpSettings
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
-from flightstate_pg.session import SessionLimits, with_session_limits
+from flightstate_pg.session import SessionLimits, holder_application_name, with_session_limits
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver, ObservedProcessor
@@ -126,7 +126,7 @@ def session_dsn(config: RunnerConfig, dsn: str) -> str:
         statement_timeout=config.db_statement_timeout,
         keepalive_idle=config.db_keepalive_idle,
     )
-    return with_session_limits(dsn, limits, application_name=f"flightstate {config.holder}")
+    return with_session_limits(dsn, limits, application_name=holder_application_name(config.holder))
 
 
 def open_services(config: RunnerConfig, pg_dsn: str | None = None) -> Services:
