@@ -155,6 +155,8 @@ def _reference(envelope: Envelope, payload: list[Element], config: CoreConfig) -
         count = _recs(recs[0] if recs else None, "/MSG/RECS", records, what)
     except ProtocolError as exc:  # not ours to validate: noted, the message stays IGNORED
         count, note = _declared(recs[0]), str(exc)
+        if count is None:  # no count to re-encode it from: the element stays in the body
+            body = [e for e in payload if e.tag != "RECS" or e is recs[0]]
     digest = payload_digest(payload)
     return ReferenceDataMessage(
         envelope, count, _raw_xml(body), payload_digest=digest, recs_note=note

@@ -185,6 +185,19 @@ def test_schs_and_reference_data_keep_their_payload() -> None:
     assert no_recs.recs is None
 
 
+@pytest.mark.parametrize("recs", [">1", " 2 ", "two", '<N>2</N>', ""])
+def test_reference_data_with_a_recs_that_is_no_count_round_trips(recs: str) -> None:
+    """No count to re-encode it from (found by the mutation property test): the element
+    stays in the payload as received, so the re-encoded message decodes to the same note."""
+    raw = msg("AIRL", "ADD", f"<RECS>{recs}</RECS><AIRL><ITOP>UA</ITOP></AIRL>")
+    message = decode(raw.replace("<RECS>>1", "<RECS>&gt;1"))
+    assert isinstance(message, ReferenceDataMessage)
+    assert message.recs is None
+    assert message.recs_note.startswith("/MSG/RECS")
+    assert message.payload_xml.startswith("<RECS")
+    assert decode(encode(message)) == message
+
+
 def test_requests_round_trip() -> None:
     envelope = Envelope("FSTA", "7", "20211010090311", "RQFD", "NONE")
     request = ScheduleRequest(envelope, "23JAN210000", "24JAN210000")
