@@ -38,7 +38,7 @@ def install(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The README's test command; extra arguments go to pytest."""
     install(session)
-    session.run("python", "-m", "pytest", "-q", *session.posargs)
+    session.run("python", "-m", "pytest", "-q", "-n", "2", *session.posargs)
 
 
 @nox.session(name="tests-latest", python=PYTHON, reuse_venv=False)
@@ -46,7 +46,7 @@ def tests_latest(session: nox.Session) -> None:
     """The suite on the newest releases the ranges allow, no lock: drift shows before it lands."""
     session.install("--upgrade", "-e", ".[dev]")
     session.run("python", "-m", "pip", "list", "--format=freeze")
-    session.run("python", "-m", "pytest", "-q", *session.posargs)
+    session.run("python", "-m", "pytest", "-q", "-n", "2", *session.posargs)
 
 
 @nox.session(python=PYTHON)

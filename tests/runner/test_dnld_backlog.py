@@ -24,7 +24,10 @@ from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
 
 # 400 packages of 1,600 flights take 8-10 minutes on a loaded 2-core machine (about 1.2 s
 # each), too close to the suite's 600 s safety net; this test bounds memory, not time.
-pytestmark = [pytest.mark.pg, pytest.mark.mysql, pytest.mark.slow, pytest.mark.timeout(1500)]
+pytestmark = [
+    pytest.mark.pg, pytest.mark.mysql, pytest.mark.slow, pytest.mark.longest,
+    pytest.mark.timeout(1500),
+]  # fmt: skip
 
 PACKAGES = 400
 FLIGHTS = 1600  # 2.06 MB of text per package
