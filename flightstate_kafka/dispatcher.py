@@ -26,10 +26,12 @@ paused between the check and the send, so each window is one Kafka transaction u
 ``transactional_id``
 shared by every runner: a new leader's producer initialises its transactions, which makes
 the broker refuse every later request of an older producer of that id (PRODUCER_FENCED).
-After initialising, the fence is checked again: a woken ex-leader that re-initialises
-(fencing the leader's producer for a moment) finds the lease gone and publishes nothing;
-the leader's producer is rebuilt. So no record of a flight is published after a newer one
-by a stale dispatcher. Each record carries the dispatcher's epoch (``fs-epoch`` header).
+The fence is checked before a transactional producer is built, so a woken ex-leader that
+already lost the lease never initialises one (that would fence the leader's producer and
+abort its window), and again after initialising: one paused between the two checks finds
+the lease gone and publishes nothing; the leader's producer is rebuilt. So no record of a
+flight is published after a newer one by a stale dispatcher. Each record carries the
+dispatcher's epoch (``fs-epoch`` header).
 
 Outboxes: every ``Outbox`` port (memory, PostgreSQL, Oracle) offers the read-ahead
 ``fetch_rows(limit, after_event_id)``, the one-UPDATE ``advance(through_event_id, at)`` and
@@ -161,6 +163,12 @@ class Dispatcher:
             if self._txn:
                 conf["transactional.id"] = self.settings.transactional_id
                 conf.pop("enable.gapless.guarantee", None)  # idempotent-only property
+            if self._txn:
+                # Before initialising: a dispatcher that already knows it was deposed must
+                # not fence the leader's producer (that aborts the leader's window; on
+                # tansu an init racing a live transaction can leave it open for good,
+                # holding read_committed consumers of its partitions back).
+                self._check_fence()
             try:
                 producer = self._factory(conf)
                 if self._txn:

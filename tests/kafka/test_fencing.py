@@ -2,10 +2,12 @@
 
 Two dispatchers share one transactional id (as every runner of a deployment does). The
 first passes its fence check and, before it produces, the second takes over and starts its
-producer (a freeze between check and send): the broker refuses the first's records. When
-the first rebuilds its producer (re-initialising, which fences the second for a moment) its
-fence check fails, so it publishes nothing more; the second rebuilds and finishes. Every
-record carries its dispatcher's epoch, and per partition it never goes back.
+producer (a freeze between check and send): the broker refuses the first's records. The
+first then checks its fence before it builds a new producer, so it never re-initialises
+and the second's open window commits; only when paused between that check and its init
+does it re-initialise (fencing the second for a moment), and its post-init check fails, so
+it publishes nothing more; the second rebuilds and finishes. Every record carries its
+dispatcher's epoch, and per partition it never goes back.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from attrs import evolve
 
 from flightstate_core.errors import LeadershipLost, TransientError
 from flightstate_kafka import Dispatcher, KafkaSettings
+from flightstate_kafka.producer import build_producer
 from flightstate_pg.outbox import PgOutbox
 from tests.fixtures.kafka import read_topic
 from tests.fixtures.util import unique_name
@@ -67,8 +70,7 @@ def test_a_deposed_dispatcher_checks_its_fence_and_publishes_nothing(
     outbox_dsn: str, settings: KafkaSettings, kafka_bootstrap: str
 ) -> None:
     """The lease moved on: the next window of the old dispatcher stops before producing,
-    and a rebuilt old producer (re-initialised: it fences the new one for a moment) fails
-    its post-init check; the new leader's rebuilt producer then finishes."""
+    and after a rebuild it stops before building a producer."""
     settings = evolve(settings, transactional_id=unique_name("fs-tx"), batch_size=50)
     model = EventModel(flids=20)
     insert_rows(outbox_dsn, model.next_rows(100))
@@ -83,7 +85,8 @@ def test_a_deposed_dispatcher_checks_its_fence_and_publishes_nothing(
             _until_it_produces(old)  # the per-window check
         old.rebuild("woken after a pause")
         with pytest.raises(LeadershipLost):
-            old.dispatch_once()  # init_transactions, then the post-init check
+            old.dispatch_once()  # the check before a producer is built
+        assert old._producer is None
         _drain(new)
     finally:
         old.close()
@@ -133,3 +136,84 @@ def test_records_held_by_a_paused_producer_are_refused_by_the_broker(
     epochs = _epochs(settings, kafka_bootstrap)
     assert sum(e.count(1) for e in epochs.values()) == 0
     assert all(set(e) == {2} for e in epochs.values())
+
+
+def test_a_deposed_dispatcher_does_not_initialise_while_the_leader_has_a_window_open(
+    outbox_dsn: str, settings: KafkaSettings, kafka_bootstrap: str
+) -> None:
+    """The leader's window is open (its records held in its producer by a long linger) when
+    the woken ex-leader, its producer dropped, tries a window: it builds no producer, so it
+    calls no ``init_transactions`` that would fence the leader's. The leader's window
+    commits without a rebuild. (On tansu such an init racing a live transaction can also
+    leave it open for good, hiding the partition's later records from read_committed.)"""
+    settings = evolve(settings, transactional_id=unique_name("fs-tx"), batch_size=50)
+    insert_rows(outbox_dsn, EventModel(flids=20).next_rows(60))
+    built: list[str] = []
+
+    def counted(conf: dict[str, object]) -> object:
+        built.append(str(conf["transactional.id"]))
+        return build_producer(conf)
+
+    old = Dispatcher(PgOutbox(outbox_dsn), settings, epoch=1, fence=lambda: False,
+                     producer_factory=counted)  # fmt: skip
+    new = Dispatcher(PgOutbox(outbox_dsn), evolve(settings, producer_overrides={
+        "linger.ms": "1500"}), epoch=2, fence=lambda: True)  # fmt: skip
+    outcome: list[object] = []
+    worker = threading.Thread(target=lambda: outcome.append(_settled_or_error(new)))
+    try:
+        new.producer()
+        worker.start()
+        deadline = time.monotonic() + 30
+        while not (new._producer is not None and len(new._producer)):
+            assert time.monotonic() < deadline, "the leader's window never produced"
+            time.sleep(0.01)
+        with pytest.raises(LeadershipLost):
+            old.dispatch_once()
+        worker.join(timeout=60)
+    finally:
+        old.close()
+        new.close()
+    assert built == []
+    assert outcome == [120]  # 60 changes: a schd and a msg row each
+    assert new.rebuilds == 0
+    assert _notes_read_committed(settings, kafka_bootstrap) == 60
+
+
+def test_an_ex_leader_paused_between_its_checks_publishes_nothing_after_init(
+    outbox_dsn: str, settings: KafkaSettings, kafka_bootstrap: str
+) -> None:
+    """The lease moves on while the ex-leader builds its producer (its check before the
+    build passed): it initialises, fencing the leader's producer for a moment, and its
+    post-init check fails; the leader's rebuilt producer finishes."""
+    settings = evolve(settings, transactional_id=unique_name("fs-tx"), batch_size=50)
+    model = EventModel(flids=20)
+    insert_rows(outbox_dsn, model.next_rows(100))
+    answers = [True, False]  # before the build: still leads; after init: deposed
+    old = Dispatcher(PgOutbox(outbox_dsn), settings, epoch=1, fence=lambda: answers.pop(0))
+    new = Dispatcher(PgOutbox(outbox_dsn), settings, epoch=2, fence=lambda: True)
+    try:
+        _drain(new)
+        insert_rows(outbox_dsn, model.next_rows(100))
+        with pytest.raises(LeadershipLost):
+            old.dispatch_once()
+        assert answers == []
+        _drain(new)
+    finally:
+        old.close()
+        new.close()
+    assert new.rebuilds == 1  # fenced by the ex-leader's init, rebuilt
+    assert all(set(e) == {2} for e in _epochs(settings, kafka_bootstrap).values())
+    assert _notes_read_committed(settings, kafka_bootstrap) >= 200  # re-sent: duplicates
+
+
+def _notes_read_committed(settings: KafkaSettings, bootstrap: str) -> int:
+    """How many ``msg`` records a read_committed reader gets (one per change, never
+    coalesced)."""
+    return len(read_topic(bootstrap, settings.topics["msg"], 10**6, timeout=8))
+
+
+def _settled_or_error(dispatcher: Dispatcher) -> object:
+    try:
+        return dispatcher.dispatch_once()
+    except Exception as exc:  # the test compares it with the settled count
+        return exc

@@ -157,9 +157,35 @@ def assert_last_record_is_state(dsn: str, records: list[Message]) -> int:
         states = {state.flid: state for state in store.iter_flights()}
     finally:
         store.close()
-    assert set(last) == set(states)
+    unpublished, unknown = sorted(set(states) - set(last)), sorted(set(last) - set(states))
+    assert (unpublished, unknown) == ([], []), (
+        f"{len(records)} records; stored, never published: {unpublished[:5]} "
+        f"({len(unpublished)}); published, not stored: {unknown[:5]} ({len(unknown)}); "
+        + _outbox_rows_of(dsn, unpublished[:3]) + f"; per partition (count, last offset): "
+        f"{_partition_ends(records)}")
     config = CoreConfig()
     stale = [flid for flid, state in states.items()
              if last[flid] != (None if state.is_deleted else wire(state, config))]  # fmt: skip
     assert not stale, f"{len(stale)} flights' last record is not their state: {stale[:5]}"
     return len(states)
+
+
+def _outbox_rows_of(dsn: str, flids: list[str]) -> str:
+    """The outbox watermark and the MSG_EVENT rows of *flids* (a failure's explanation)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        watermark = conn.execute("SELECT LAST_EVENT_ID FROM OUTBOX_WATERMARK").fetchall()
+        rows = conn.execute(
+            "SELECT FLID, EVENT_ID, TOPIC, KIND, STATE_VERSION, MESSAGE_ID, CREATED_AT, "
+            "DISPATCHED_AT FROM MSG_EVENT WHERE FLID = ANY(%s) ORDER BY EVENT_ID", (flids,),
+        ).fetchall()  # fmt: skip
+    return f"watermark {watermark}, their events: {rows}"
+
+
+def _partition_ends(records: list[Message]) -> dict[int, tuple[int, int]]:
+    """Per partition, how many records were read and the last offset (a partition whose
+    reading stopped early, e.g. behind a transaction left open, shows here)."""
+    ends: dict[int, tuple[int, int]] = {}
+    for record in records:
+        count, _ = ends.get(record.partition(), (0, -1))
+        ends[record.partition()] = (count + 1, record.offset())
+    return ends
