@@ -325,8 +325,11 @@ class Bench:
     #: second of wall time with nothing arriving.
     cpu: dict[str, float] = attrs.field(factory=dict)
 
-    def idle(self, seconds: float) -> None:
-        """Nothing arrives for *seconds*: the runner's CPU share of one core."""
+    def idle(self, seconds: float, settle: float) -> None:
+        """Nothing arrives for *settle* + *seconds*: the runner's CPU share of one core over
+        the last *seconds* (the first *settle* s still poll fast after the warm-up's
+        arrivals, ``FLIGHTSTATE_POLL_ACTIVE_PERIOD``; that is the active load, not idle)."""
+        time.sleep(settle)
         wall, cpu = time.time(), self.runner.cpu_seconds()
         time.sleep(seconds)
         self.cpu["idle"] = (self.runner.cpu_seconds() - cpu) / (time.time() - wall)
@@ -350,7 +353,7 @@ class Bench:
         flops, writer = Flops(), self.writer
         self.phase("warm-up", lambda: writer.steady(flops.take(20), 20), 120)
         if args.idle:
-            self.idle(args.idle)
+            self.idle(args.idle, args.idle_settle)
         results = []
         for rate in args.rates:
             raws = flops.take(max(1, round(rate * args.duration)))
@@ -416,6 +419,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--idle", type=float, default=5.0,
                         help="seconds with nothing arriving after the warm-up: the runner's "
                              "idle CPU (0: skip)")
+    parser.add_argument("--idle-settle", type=float, default=3.0,
+                        help="seconds waited before the idle measurement starts: longer than "
+                             "the runner's fast-poll period after the last arrival (2 s)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke size: 50 msg/s for 2 s, a burst of 100, 20 floor samples")
     parser.add_argument("--bootstrap", help="use this broker instead of starting tansu")
@@ -425,7 +431,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.rates = [float(rate) for rate in str(args.rates).split(",") if rate.strip()]
     if args.quick:
         args.rates, args.duration, args.burst, args.floor, args.pause = [50.0], 2.0, 100, 20, 0.5
-        args.idle = 1.0
+        args.idle, args.idle_settle = 1.0, 0.0
     return args
 
 
@@ -443,7 +449,8 @@ def main(argv: Sequence[str] | None = None) -> Measured:
     for name, (count, p50, p99) in histograms.items():
         print(f"  {name}: {count} observations, p50 <= {p50:g} s, p99 <= {p99:g} s")
     if "idle" in cpu:
-        print(f"runner process CPU, nothing arriving for {args.idle:g} s: "
+        print(f"runner process CPU, nothing arriving for {args.idle:g} s "
+              f"(from {args.idle_settle:g} s after the last arrival): "
               f"{cpu['idle'] * 100:.1f} % of one core")
     for phase in phases:
         print(f"runner process CPU, {phase.name}: {cpu[phase.name] / phase.sent * 1e6:,.0f} "

@@ -7,6 +7,11 @@ flushes when the FIFO loop pokes it after a commit, so the inbox UPDATE overlaps
 batch's apply; it flushes at most once per ``settings.backfill_interval``, so at a low
 arrival rate one flush carries several commits. Flushes are serialised by a lock, so the
 loop's idle and shutdown flushes never run beside the thread's.
+
+The idle flush asks the store only when it could find something: after a commit since the
+last flush that left nothing pending, or ``_RECHECK_S`` after that flush (intents another
+process left, e.g. an earlier leader's). So a quiet inbox polled every few milliseconds
+costs no store query per poll.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from flightstate_core.pump_control import PumpControl
 
 __all__ = ["Backfill", "BackfillThread"]
 
+_RECHECK_S = 5.0  # an idle flush that knows nothing is pending still asks this often
+
 
 class Backfill:
     """The flush of pending intents and its back-off (see the module docstring)."""
@@ -32,6 +39,11 @@ class Backfill:
         self._next = 0.0  # monotonic time before which a failed flush is not retried
         self._lock = threading.Lock()
         self._thread: BackfillThread | None = None
+        self._commits = 0  # commits seen (counted on the pump's thread only)
+        # The commit count when the last flush that left nothing pending began, and when
+        # that flush ran: no intent of ours can be pending while the count is unchanged.
+        self._clean_at = -1
+        self._clean_checked = 0.0
 
     # ------------------------------------------------------------------ while leading
 
@@ -51,6 +63,7 @@ class Backfill:
         """Backfill after every commit, not after the whole batch: when the batch falls
         back to one message at a time and a later message keeps failing, the messages
         committed before it are still backfilled (never held hostage by it)."""
+        self._commits += 1
         if self._thread is not None:
             self._thread.poke()
         else:
@@ -59,6 +72,9 @@ class Backfill:
     def idle_flush(self) -> bool:
         """The idle loop's flush: at once unless the last one failed (then on its
         back-off, not on every poll). Whether intents are left."""
+        if (self._clean_at == self._commits
+                and self._control.monotonic() - self._clean_checked < _RECHECK_S):
+            return False  # nothing committed since a flush that left nothing pending
         return self.flush(force=self._control.stats.backfill_error is None)
 
     # ------------------------------------------------------------------ the flush
@@ -82,6 +98,7 @@ class Backfill:
         if not force and control.monotonic() < self._next:
             return True
         limit = control.settings.backfill_batch
+        commits = self._commits  # before the first read: a later commit is not covered
         while True:
             try:
                 intents = self._queue.pending_backfills(limit)
@@ -90,6 +107,7 @@ class Backfill:
                 return True
             if not intents:
                 self._succeeded()
+                self._clean(commits)
                 return False
             ids = [intent.message_id for intent in intents]
             try:
@@ -105,7 +123,12 @@ class Backfill:
             control.stats.backfilled += len(ids)
             self._succeeded()
             if len(intents) < limit:
+                self._clean(commits)
                 return False
+
+    def _clean(self, commits: int) -> None:
+        """Nothing was left pending by a flush that began at commit count *commits*."""
+        self._clean_at, self._clean_checked = commits, self._control.monotonic()
 
     def _succeeded(self) -> None:
         self._attempt = 0

@@ -8,8 +8,9 @@ per second of one pump are at most ``1 / active_poll`` for ``active_for`` s afte
 then at most ``ceil(log2(idle_poll / active_poll))`` reads to back off, then
 ``1 / idle_poll`` for as long as the inbox stays empty (``idle_reads_bound``).
 
-The idle loop's other housekeeping (the backfill flush) keeps the ``idle_poll`` cadence:
-``flush_due`` says when, so fast polling adds inbox reads only.
+The idle loop's other housekeeping (the backfill flush) runs at most once per ``idle_poll``:
+``flush_due`` says when, so fast polling adds inbox reads only (and the flush asks the
+store only when something can be pending: ``pump_backfill``).
 """
 
 from __future__ import annotations

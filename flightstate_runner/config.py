@@ -147,9 +147,10 @@ class RunnerConfig:
     lease_ttl: float = field(default=10.0, validator=_positive(_DAY))
     poll_interval: float = field(default=0.5, validator=_positive(3600))
     # adaptive inbox polling (docs/design.md "Adaptive inbox polling"): the interval while
-    # messages arrived within the period (s), then doubling back to poll_interval
+    # messages arrived within the period (s), then doubling back to poll_quiet_interval
     poll_active_interval: float = field(default=0.005, validator=in_range(0.001, 3600))
     poll_active_period: float = field(default=2.0, validator=in_range(0, 3600))
+    poll_quiet_interval: float = field(default=0.05, validator=in_range(0.001, 3600))
     # at least this long (s) between backfill flushes: one inbox UPDATE for several commits
     backfill_interval: float = field(default=0.1, validator=in_range(0, 60))
     dispatch_batch: int = field(default=5000, validator=_positive(1_000_000))
@@ -227,7 +228,7 @@ _INT_FIELDS = {
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",
-    "poll_active_interval", "poll_active_period", "backfill_interval",
+    "poll_active_interval", "poll_active_period", "poll_quiet_interval", "backfill_interval",
     "retention_days", "quiet_days", "null_day_quiet_days", "request_interval", "request_timeout",
     "purge_interval", "outbox_retention_hours", "db_lock_timeout",
     "db_idle_in_transaction_timeout", "db_statement_timeout", "db_keepalive_idle", "idle_wait",

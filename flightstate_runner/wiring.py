@@ -157,7 +157,7 @@ def build_pump(
         lease_ttl=cfg.lease_ttl,
         renew_every=cfg.lease_ttl / 4,
         standby_poll=cfg.poll_interval,
-        idle_poll=cfg.poll_interval,
+        idle_poll=cfg.poll_quiet_interval,
         active_poll=cfg.poll_active_interval,
         active_for=cfg.poll_active_period,
         retry=Backoff(cfg.backoff_initial, cfg.backoff_max),

@@ -1,16 +1,24 @@
 """The backfill thread's cadence: pokes within ``backfill_interval`` make one flush, a
-stop during the spacing ends the thread at once, and 0 keeps a flush per poke."""
+stop during the spacing ends the thread at once, and 0 keeps a flush per poke; the idle
+flush asks the store only when something can be pending."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
+from datetime import datetime
 
 import pytest
 
+from flightstate_core.decision import Outcome
 from flightstate_core.errors import ConfigError
-from flightstate_core.pump_backfill import BackfillThread
+from flightstate_core.memory import MemoryInbox
+from flightstate_core.pump_backfill import Backfill, BackfillThread
+from flightstate_core.pump_control import PumpControl
 from flightstate_core.pump_settings import PumpSettings
+from flightstate_core.records import BackfillIntent
+from tests.pump.fake_time import T0, FakeTime
 
 
 class CountingFlush:
@@ -72,3 +80,84 @@ def test_interval_zero_flushes_after_every_poke() -> None:
 def test_the_interval_is_bounded(value: float) -> None:
     with pytest.raises(ConfigError, match="backfill_interval"):
         PumpSettings(holder="h", backfill_interval=value)
+
+
+class CountingQueue:
+    """Backfill intents held in a list (the ``BackfillQueue`` port), counting the reads."""
+
+    def __init__(self) -> None:
+        self.pending: list[BackfillIntent] = []
+        self.reads = 0
+
+    def pending_backfills(self, limit: int) -> list[BackfillIntent]:
+        self.reads += 1
+        return self.pending[:limit]
+
+    def mark_backfilled(self, message_ids: Sequence[int], at: datetime) -> None:
+        self.pending = [i for i in self.pending if i.message_id not in set(message_ids)]
+
+    def record_backfill_failure(self, message_ids: Sequence[int], error: str) -> None:
+        raise AssertionError(f"no backfill fails here: {error}")
+
+
+def _backfill(time_: FakeTime) -> tuple[Backfill, CountingQueue, MemoryInbox]:
+    settings = PumpSettings(holder="h", pipelined=False)
+    control = PumpControl(settings, clock=time_.now, monotonic=time_.monotonic,
+                          wait=time_.wait)  # fmt: skip
+    queue, inbox = CountingQueue(), MemoryInbox()
+    return Backfill(inbox, queue, control), queue, inbox
+
+
+def _intent(message_id: int) -> BackfillIntent:
+    return BackfillIntent(message_id, Outcome.SUCCEEDED, T0)
+
+
+def test_an_idle_flush_after_a_clean_one_asks_the_store_only_after_a_commit() -> None:
+    time_ = FakeTime()
+    backfill, queue, inbox = _backfill(time_)
+    queue.pending = [_intent(1)]  # left by an earlier leader: the first idle flush asks
+    assert backfill.idle_flush() is False
+    assert (queue.reads, list(inbox.backfilled)) == (1, [1])
+    for _ in range(100):  # polls of a quiet inbox, 10 ms apart
+        time_.wait(0.01)
+        assert backfill.idle_flush() is False
+    assert queue.reads == 1
+    queue.pending = [_intent(2)]
+    backfill.committed()  # the commit's own flush writes it (not pipelined here)
+    assert (queue.reads, sorted(inbox.backfilled)) == (2, [1, 2])
+    assert backfill.idle_flush() is False
+    assert queue.reads == 2
+
+
+def test_an_idle_flush_still_asks_every_few_seconds_for_intents_of_other_processes() -> None:
+    time_ = FakeTime()
+    backfill, queue, inbox = _backfill(time_)
+    assert backfill.idle_flush() is False
+    queue.pending = [_intent(7)]  # an intent this pump did not commit
+    time_.wait(4.9)
+    assert backfill.idle_flush() is False
+    assert queue.reads == 1
+    time_.wait(0.2)
+    assert backfill.idle_flush() is False
+    assert (queue.reads, list(inbox.backfilled)) == (2, [7])
+
+
+def test_a_commit_during_a_flush_is_not_taken_as_clean() -> None:
+    """The flush read the queue before the commit's intent existed: the next idle flush
+    must ask again."""
+    time_ = FakeTime()
+    backfill, queue, inbox = _backfill(time_)
+    original = queue.pending_backfills
+
+    def commit_while_reading(limit: int) -> list[BackfillIntent]:
+        found = original(limit)
+        if queue.reads == 1:  # the commit lands right after this read
+            queue.pending.append(_intent(3))
+            backfill._commits += 1  # what committed() counts, without its own flush
+        return found
+
+    queue.pending_backfills = commit_while_reading  # type: ignore[method-assign]
+    assert backfill.idle_flush() is False
+    assert queue.reads == 1
+    assert backfill.idle_flush() is False
+    assert (queue.reads, list(inbox.backfilled)) == (2, [3])

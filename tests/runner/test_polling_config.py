@@ -14,17 +14,20 @@ from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.wiring import Services, build_pump
 
 
-def test_defaults_poll_fast_after_a_message_and_idle_at_the_poll_interval() -> None:
+def test_defaults_poll_fast_after_a_message_then_at_the_quiet_interval() -> None:
     config = load_config(None, {})
     assert config.poll_active_interval == 0.005
     assert config.poll_active_period == 2.0
-    assert config.poll_interval == 0.5
+    assert config.poll_quiet_interval == 0.05  # the inbox: 20 reads/s at most when quiet
+    assert config.poll_interval == 0.5  # a standby's lease, the empty outbox
 
 
 def test_environment_names_follow_the_convention() -> None:
     config = load_config(None, {"FLIGHTSTATE_POLL_ACTIVE_INTERVAL": "0.01",
-                                "FLIGHTSTATE_POLL_ACTIVE_PERIOD": "0"})  # fmt: skip
-    assert (config.poll_active_interval, config.poll_active_period) == (0.01, 0.0)
+                                "FLIGHTSTATE_POLL_ACTIVE_PERIOD": "0",
+                                "FLIGHTSTATE_POLL_QUIET_INTERVAL": "0.2"})  # fmt: skip
+    assert (config.poll_active_interval, config.poll_active_period,
+            config.poll_quiet_interval) == (0.01, 0.0, 0.2)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -38,6 +41,10 @@ def test_environment_names_follow_the_convention() -> None:
         ("poll_active_period", "3601"),
         ("poll_active_period", "nan"),
         ("poll_active_period", "soon"),
+        ("poll_quiet_interval", "0"),
+        ("poll_quiet_interval", "0.0001"),
+        ("poll_quiet_interval", "3601"),
+        ("poll_quiet_interval", "nan"),
     ],
 )
 def test_out_of_range_values_are_refused_naming_the_setting(name: str, value: str) -> None:
@@ -48,12 +55,14 @@ def test_out_of_range_values_are_refused_naming_the_setting(name: str, value: st
 def test_the_runner_pump_gets_the_polling_settings() -> None:
     config = load_config(None, {"FLIGHTSTATE_POLL_ACTIVE_INTERVAL": "0.02",
                                 "FLIGHTSTATE_POLL_ACTIVE_PERIOD": "5",
-                                "FLIGHTSTATE_POLL_INTERVAL": "0.25"})  # fmt: skip
+                                "FLIGHTSTATE_POLL_QUIET_INTERVAL": "0.25",
+                                "FLIGHTSTATE_POLL_INTERVAL": "3"})  # fmt: skip
     store = MemoryStore()
     services = Services(config, "", store, MemoryInbox(), store, None)  # type: ignore[arg-type]
     pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
     assert (pump.settings.active_poll, pump.settings.active_for) == (0.02, 5.0)
     assert pump.settings.idle_poll == 0.25
+    assert pump.settings.standby_poll == 3.0
 
 
 def test_backfill_interval_reaches_the_pump_settings() -> None:
