@@ -38,6 +38,7 @@ __all__ = [
     "as_decoded",
     "build_processed",
     "decode_row",
+    "join_prepared",
     "payload_digest",
     "prepare_rows",
     "safe_envelope",
@@ -106,6 +107,21 @@ def prepare_rows(rows: Sequence[InboxRow], config: CoreConfig) -> PreparedRows:
             decoded[row.message_id] = (row.raw, decode_row(row, config))
         except Exception:  # noqa: S112 - reported where the row is applied
             continue
+    return PreparedRows(rows, decoded)
+
+
+def join_prepared(chunks: Sequence[Sequence[InboxRow]]) -> Sequence[InboxRow]:
+    """The rows of *chunks* in order, one ``PreparedRows`` carrying every chunk's decodes
+    (a chunk that is not ``PreparedRows`` adds its rows undecoded: ``process_batch``
+    decodes those itself). The read-ahead prepares what it gathers chunk by chunk."""
+    if len(chunks) == 1:
+        return chunks[0]
+    rows: list[InboxRow] = []
+    decoded: dict[int, tuple[str, Decoded]] = {}
+    for chunk in chunks:
+        rows.extend(chunk)
+        if isinstance(chunk, PreparedRows):
+            decoded.update(chunk.decoded)
     return PreparedRows(rows, decoded)
 
 

@@ -10,11 +10,13 @@ times, then the head is recorded DEAD with the error text. Nothing is ever skipp
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, TypeVar
 
 from flightstate_core.errors import LeadershipLost, TransientError
+from flightstate_core.outcome import join_prepared
 from flightstate_core.ports import Inbox
 from flightstate_core.pump_backfill import Backfill
 from flightstate_core.pump_control import PumpControl, Stopped
@@ -53,7 +55,10 @@ class FifoApply:
         """A read-ahead for this leadership term (with ``pipelined``), else None."""
         if not self._control.settings.pipelined:
             return None
-        return ReadAhead(self._inbox, self._control.settings.batch_size, self._processor.prepare)
+        settings = self._control.settings
+        return ReadAhead(self._inbox, settings.batch_size, self._processor.prepare,
+                         gather_every=settings.gather_interval,
+                         max_chars=settings.gather_max_chars)  # fmt: skip
 
     def next_rows(
         self, cursor: int, epoch: int, ahead: ReadAhead | None
@@ -154,29 +159,71 @@ class FifoApply:
 
 class ReadAhead:
     """Reads (and, with *prepare*, decodes) the batch after the one being applied, on a
-    worker thread, so the inbox round trip and the decoding overlap the apply's waits on
+    worker thread, so the inbox round trips and the decoding overlap the apply's waits on
     the database. Only one read is ever in flight: the inbox's read connection is never
-    used by two threads at once."""
+    used by two threads at once.
+
+    With *gather_every* the worker keeps gathering while the apply runs and rows keep
+    arriving: every *gather_every* s it reads the rows after the last one it has and adds
+    them (decoded), until a read finds nothing, the batch is full (*limit* rows, or
+    *max_chars* of text) or ``take`` asks for it.
+    Without it the next batch holds only what had arrived when the apply began, so at a
+    steady arrival rate a message waited for that apply, the next one, and most of its
+    own: gathering saves about one apply of waiting (docs/design.md, "Gathering
+    read-ahead")."""
 
     def __init__(
         self,
         inbox: Inbox,
         limit: int,
         prepare: Callable[[Sequence[InboxRow]], Sequence[InboxRow]] | None = None,
+        *,
+        gather_every: float = 0.0,
+        max_chars: int | None = None,
     ) -> None:
         self._inbox = inbox
         self._limit = limit
         self._prepare = prepare
+        self._gather_every = gather_every
+        self._max_chars = max_chars
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fs-read-ahead")
         self._pending: tuple[int, Future[Sequence[InboxRow]]] | None = None
+        self._taken = threading.Event()  # set by take/close: stop gathering, hand over
+        self.gathered_reads = 0  # reads after the first (tests, benchmarks)
 
     def start(self, cursor: int) -> None:
         """Begin reading the rows after *cursor*."""
+        self._taken.set()  # a gathering read not taken (none in the loop) ends first
         self._settle()
-        self._pending = (cursor, self._pool.submit(self._read, cursor))
+        self._taken.clear()
+        self._pending = (cursor, self._pool.submit(self._gather, cursor))
 
-    def _read(self, cursor: int) -> Sequence[InboxRow]:
-        rows = self._inbox.read_after(cursor, self._limit)
+    def _gather(self, cursor: int) -> Sequence[InboxRow]:
+        chunks = [self._read(cursor, self._limit)]  # its errors reach take (the loop reads)
+        count, chars = len(chunks[0]), _chars(chunks[0])
+        # Only while rows keep coming: at a few messages per second the read finds nothing,
+        # and reading again during every apply would cost CPU that the apply needs.
+        while chunks[-1] and self._room(count, chars):
+            if self._taken.wait(self._gather_every):
+                break
+            try:
+                more = self._read(chunks[-1][-1].message_id, self._limit - count)
+            except Exception:  # the loop's next read meets it, with its retry and counting
+                break  # what was read stays; nothing is lost, only not gathered yet
+            self.gathered_reads += 1
+            if not more:
+                break
+            chunks.append(more)
+            count, chars = count + len(more), chars + _chars(more)
+        return join_prepared(chunks)
+
+    def _room(self, count: int, chars: int) -> bool:
+        if self._gather_every <= 0 or count >= self._limit:
+            return False
+        return self._max_chars is None or chars < self._max_chars
+
+    def _read(self, cursor: int, limit: int) -> Sequence[InboxRow]:
+        rows = self._inbox.read_after(cursor, limit)
         if self._prepare is None or not rows:
             return rows
         try:
@@ -187,6 +234,7 @@ class ReadAhead:
     def take(self, cursor: int) -> Sequence[InboxRow] | None:
         """The rows read after *cursor*, or None if no successful read for it was started
         (the caller then reads itself, with its own retry and error accounting)."""
+        self._taken.set()
         pending = self._settle()
         if pending is None or pending[0] != cursor:
             return None
@@ -197,6 +245,7 @@ class ReadAhead:
 
     def close(self) -> None:
         """Wait for a read in flight and stop the worker."""
+        self._taken.set()
         self._settle()
         self._pool.shutdown(wait=True)
 
@@ -205,3 +254,7 @@ class ReadAhead:
         if pending is not None:
             wait([pending[1]])
         return pending
+
+
+def _chars(rows: Sequence[InboxRow]) -> int:
+    return sum(len(row.raw) for row in rows)

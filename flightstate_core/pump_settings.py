@@ -7,6 +7,7 @@ from datetime import datetime
 
 from attrs import define, field, frozen
 
+from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES
 from flightstate_core.gaps import GapSettings
 from flightstate_core.numbers import in_range
 
@@ -66,6 +67,14 @@ class PumpSettings:
     #: Read the next batch and backfill on worker threads while a batch is applied (their
     #: round trips to the inbox then overlap the apply; the apply itself stays in order).
     pipelined: bool = True
+    #: With ``pipelined``: while a batch is applied, the read-ahead reads again every this
+    #: many seconds and adds what arrived meanwhile to the next batch, so that batch holds
+    #: what had arrived when the apply ended, not only when it began (docs/design.md,
+    #: "Gathering read-ahead"). 0: one read at the start of the apply.
+    gather_interval: float = field(default=0.005, validator=in_range(0, 3600))
+    #: With ``gather_interval``: the read-ahead stops gathering once its rows hold this
+    #: many characters of text (each read is bounded by the inbox's own byte budget too).
+    gather_max_chars: int = field(default=DEFAULT_BATCH_MAX_BYTES, validator=in_range(1, 2**40))
     #: Gap-aware reading (docs/design.md "Gaps in the inbox ids"); needs a ``GapReader``
     #: inbox and a ``GapLedger`` store, else the pump reads as before.
     gaps: GapSettings = field(factory=GapSettings)

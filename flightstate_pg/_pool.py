@@ -2,7 +2,9 @@
 
 Every connection the store uses runs in autocommit mode (the store sends BEGIN/COMMIT
 itself, so it controls isolation per transaction), with ``synchronous_commit = on`` (a
-commit is durable when it returns) and ``TimeZone = UTC`` (timestamps read back as UTC).
+commit is durable when it returns), ``TimeZone = UTC`` (timestamps read back as UTC) and
+``plan_cache_mode = force_custom_plan`` (``plan_each_execution``; the adapters' own
+connections, ``lazy_connection``, get that too).
 """
 
 from __future__ import annotations
@@ -19,11 +21,21 @@ from psycopg import pq
 from flightstate_core.lazy import LazyConnection
 from flightstate_pg._errors import discard_after
 
-__all__ = ["ConnectionSource", "SimplePool", "lazy_connection", "prepare"]
+__all__ = ["ConnectionSource", "SimplePool", "lazy_connection", "plan_each_execution", "prepare"]
 
 Conn = psycopg.Connection[Any]
 
 _prepared: weakref.WeakSet[Conn] = weakref.WeakSet()
+#: Why every statement is planned for its own parameters: psycopg prepares a
+#: statement after a few executions, and PostgreSQL may then keep one generic plan for it.
+#: The store looks rows up by ``= ANY(array)`` on tables that grow from empty; a generic
+#: plan chosen while a table was small keeps its sequential scans after it has grown,
+#: until an ANALYZE of that table invalidates it, which on a fresh database can be a
+#: minute or more away. Measured: the unit's read (``_read_ahead``) ran 0.2-1.1 s per batch
+#: in the latency bench (a fresh database, 15,000 flights) with such a plan, 0.3 ms with a
+#: custom one; planning costs a fraction of a millisecond (docs/design.md, "What 1,000
+#: messages per second cost").
+_PLAN_CACHE_MODE_SINCE = 120000  # plan_cache_mode is a PostgreSQL 12 setting
 _prepared_lock = threading.Lock()
 
 
@@ -32,6 +44,13 @@ class ConnectionSource(Protocol):
 
     def connection(self) -> AbstractContextManager[Conn]:
         """Lend one connection for the duration of the block."""
+
+
+def plan_each_execution(conn: Conn) -> None:
+    """Plan every statement of this session for its own parameters (see
+    ``_PLAN_CACHE_MODE_SINCE``); a server older than PostgreSQL 12 has no such setting."""
+    if conn.info.server_version >= _PLAN_CACHE_MODE_SINCE:
+        conn.execute("SET plan_cache_mode = force_custom_plan")
 
 
 def prepare(conn: Conn) -> Conn:
@@ -45,6 +64,7 @@ def prepare(conn: Conn) -> Conn:
         conn.autocommit = True
     conn.execute("SET synchronous_commit = on")
     conn.execute("SET TimeZone = 'UTC'")
+    plan_each_execution(conn)
     with _prepared_lock:
         _prepared.add(conn)
     return conn
@@ -104,10 +124,11 @@ def lazy_connection(
     """One autocommit connection outside the store's pool (the lease, the inbox table and
     the outbox keep theirs apart from the store's transactions), opened on first use and
     reopened after a failure or when the server closed it; *setup* runs once per new
-    connection (session settings)."""
+    connection (session settings), after ``plan_each_execution``."""
 
     def connect() -> Conn:
         conn = psycopg.connect(dsn, autocommit=True, connect_timeout=connect_timeout)
+        plan_each_execution(conn)
         if setup is not None:
             setup(conn)
         return conn

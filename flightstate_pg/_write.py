@@ -13,6 +13,7 @@ F7). Oracle's twin is ``flightstate_oracle.writes``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any, Final
@@ -156,10 +157,14 @@ class _Steps:
         change, detail = self._plan.details[table], _DETAIL_SQL[table]
         if change.deletes:
             self._cursor.execute(detail.delete, (change.deletes,))
+        rows = _detail_rows_of(change, self._typed)
+        first = next(rows, None)  # a flight whose collections there became empty has none
+        if first is None:
+            return
         if self._bulk and len(change.writes) > 1:
-            copy_rows(self._cursor, detail.copy, _detail_rows_of(change, self._typed))
-        elif change.writes:
-            _many(self._cursor, detail.insert, list(_detail_rows_of(change, self._typed)))
+            copy_rows(self._cursor, detail.copy, itertools.chain((first,), rows))
+        else:
+            _many(self._cursor, detail.insert, [first, *rows])
 
     def events(self) -> None:
         self._rows_out(_EVENT_INSERT, _EVENT_COPY, self._events)

@@ -151,6 +151,9 @@ class RunnerConfig:
     poll_active_interval: float = field(default=0.005, validator=in_range(0.001, 3600))
     poll_active_period: float = field(default=2.0, validator=in_range(0, 3600))
     poll_quiet_interval: float = field(default=0.05, validator=in_range(0.001, 3600))
+    # while a batch is applied, read again this often (s) to gather arrivals into the next
+    # batch (docs/design.md "Gathering read-ahead"); 0: the next batch is read once
+    gather_interval: float = field(default=0.005, validator=in_range(0, 3600))
     # at least this long (s) between backfill flushes: one inbox UPDATE for several commits
     backfill_interval: float = field(default=0.1, validator=in_range(0, 60))
     dispatch_batch: int = field(default=5000, validator=_positive(1_000_000))
@@ -229,6 +232,7 @@ _INT_FIELDS = {
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",
     "poll_active_interval", "poll_active_period", "poll_quiet_interval", "backfill_interval",
+    "gather_interval",
     "retention_days", "quiet_days", "null_day_quiet_days", "request_interval", "request_timeout",
     "purge_interval", "outbox_retention_hours", "db_lock_timeout",
     "db_idle_in_transaction_timeout", "db_statement_timeout", "db_keepalive_idle", "idle_wait",

@@ -160,6 +160,8 @@ def build_pump(
         idle_poll=cfg.poll_quiet_interval,
         active_poll=cfg.poll_active_interval,
         active_for=cfg.poll_active_period,
+        gather_interval=cfg.gather_interval,
+        gather_max_chars=cfg.batch_max_bytes,
         retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         unexpected_attempts=cfg.max_unexpected_attempts,
         backfill_retry=Backoff(cfg.backoff_initial, cfg.backoff_max),

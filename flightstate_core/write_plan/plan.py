@@ -109,8 +109,10 @@ def snap_texts(snap: SnapLogEntry) -> tuple[str, str]:
 
 def _changed_tables(before: object, state: FlightState) -> Iterable[int]:
     """Positions of the tables whose rows of this flight must be rewritten."""
+    if before is None:  # known not to exist, so no rows: only the tables it now has rows in
+        return {_TABLE_OF[code] for code, items in state.collections.items() if items}
     if not isinstance(before, FlightState):
-        return _ALL_TABLES  # new, or not loaded in this transaction: every table
+        return _ALL_TABLES  # not loaded in this transaction: rewrite every table to be safe
     old, new = before.collections, state.collections
     if old is new or old == new:  # the usual FLOP: no collection changed at all
         return ()

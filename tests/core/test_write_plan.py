@@ -83,6 +83,19 @@ def test_new_flights_insert_and_unloaded_ones_are_rewritten_everywhere() -> None
     assert unknown == {name: (["A"], ["A"]) for name in DETAIL_TABLES}  # not loaded: rewrite
 
 
+def test_a_new_flight_writes_only_the_tables_it_has_rows_in() -> None:
+    # A FLOP to an unknown FLID creates a flight with scalars only: no detail table has
+    # rows to insert, and with nothing stored there is nothing to delete either.
+    bare = flight("N", collections={})
+    gated = flight("G", collections=_gates("G1", "G2"))
+    plan = plan_writes([processed(1, bare), processed(2, gated)], {"N": None, "G": None})
+    assert _changed(plan) == {"FLIGHT_GATE": ([], ["G"])}
+    assert [s.flid for s in plan.states] == ["N", "G"]  # both main rows are still written
+    # The same state not loaded in this transaction may have rows stored: rewrite them all.
+    unknown = _changed(plan_writes([processed(1, bare)], {}))
+    assert unknown == {name: (["N"], ["N"]) for name in DETAIL_TABLES}
+
+
 def test_a_table_emptied_is_deleted_and_a_table_filled_is_not() -> None:
     before = flight("A", 1)  # one gate, nothing else
     after = flight("A", 2, collections=full_collections(1, tag="n"))

@@ -71,3 +71,18 @@ def test_backfill_interval_reaches_the_pump_settings() -> None:
     assert config.backfill_interval == 0.0
     with pytest.raises(ConfigError, match=r"^backfill_interval: "):
         load_config(None, {"FLIGHTSTATE_BACKFILL_INTERVAL": "61"})
+
+
+def test_the_read_ahead_gathers_by_default_and_the_setting_reaches_the_pump() -> None:
+    store = MemoryStore()
+    for environ, interval in (({}, 0.005), ({"FLIGHTSTATE_GATHER_INTERVAL": "0"}, 0.0),
+                              ({"FLIGHTSTATE_GATHER_INTERVAL": "0.02"}, 0.02)):  # fmt: skip
+        config = load_config(None, {**environ, "FLIGHTSTATE_BATCH_MAX_BYTES": str(2**21)})
+        assert config.gather_interval == interval
+        services = Services(config, "", store, MemoryInbox(), store, None)  # type: ignore[arg-type]
+        pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
+        assert pump.settings.gather_interval == interval
+        assert pump.settings.gather_max_chars == 2**21  # the read budget bounds a gathered batch
+    for bad in ("-0.001", "3601", "nan", "often"):
+        with pytest.raises(ConfigError, match=r"^gather_interval: "):
+            load_config(None, {"FLIGHTSTATE_GATHER_INTERVAL": bad})
