@@ -169,8 +169,8 @@ class ReadAhead:
     *max_chars* of text) or ``take`` asks for it.
     Without it the next batch holds only what had arrived when the apply began, so at a
     steady arrival rate a message waited for that apply, the next one, and most of its
-    own: gathering saves about one apply of waiting (docs/design.md, "Gathering
-    read-ahead")."""
+    own: gathering saves about one apply of waiting (docs/design.md, "What 1,000 messages
+    per second cost")."""
 
     def __init__(
         self,
@@ -189,7 +189,7 @@ class ReadAhead:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fs-read-ahead")
         self._pending: tuple[int, Future[Sequence[InboxRow]]] | None = None
         self._taken = threading.Event()  # set by take/close: stop gathering, hand over
-        self.gathered_reads = 0  # reads after the first (tests, benchmarks)
+        self.gathered_reads = 0  # reads after the first (the tests count them)
 
     def start(self, cursor: int) -> None:
         """Begin reading the rows after *cursor*."""

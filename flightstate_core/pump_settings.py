@@ -70,7 +70,7 @@ class PumpSettings:
     #: With ``pipelined``: while a batch is applied, the read-ahead reads again every this
     #: many seconds and adds what arrived meanwhile to the next batch, so that batch holds
     #: what had arrived when the apply ended, not only when it began (docs/design.md,
-    #: "Gathering read-ahead"). 0: one read at the start of the apply.
+    #: "What 1,000 messages per second cost"). 0: one read at the start of the apply.
     gather_interval: float = field(default=0.005, validator=in_range(0, 3600))
     #: With ``gather_interval``: the read-ahead stops gathering once its rows hold this
     #: many characters of text (each read is bounded by the inbox's own byte budget too).

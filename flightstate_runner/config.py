@@ -152,7 +152,7 @@ class RunnerConfig:
     poll_active_period: float = field(default=2.0, validator=in_range(0, 3600))
     poll_quiet_interval: float = field(default=0.05, validator=in_range(0.001, 3600))
     # while a batch is applied, read again this often (s) to gather arrivals into the next
-    # batch (docs/design.md "Gathering read-ahead"); 0: the next batch is read once
+    # batch (docs/design.md "What 1,000 messages per second cost"); 0: read it once
     gather_interval: float = field(default=0.005, validator=in_range(0, 3600))
     # at least this long (s) between backfill flushes: one inbox UPDATE for several commits
     backfill_interval: float = field(default=0.1, validator=in_range(0, 60))
