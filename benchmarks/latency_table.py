@@ -6,13 +6,14 @@ Kept apart from the services so ``tests/test_bench_tools.py`` checks them withou
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 
 from attrs import frozen
 
 __all__ = [
-    "FloorRow", "Percentiles", "PhaseResult", "bucket_quantile", "due_count", "latencies",
-    "render", "summarize",
+    "FloorRow", "Percentiles", "PhaseResult", "across_runs", "bucket_quantile", "due_count",
+    "latencies", "render", "summarize",
 ]  # fmt: skip
 
 
@@ -133,4 +134,29 @@ def render(phases: Sequence[PhaseResult], floor: Sequence[FloorRow]) -> list[str
     for label, state, record in floor:
         count = next((sample.count for sample in (state, record) if sample), 0)
         lines.append(f"{f'floor: {label} ({count})':40} {_cells(state)}   {_cells(record)}")
+    return lines
+
+
+def _spread(values: Sequence[float]) -> str:
+    ordered = sorted(values)
+    return (f"median {statistics.median(ordered):7.1f}, range {ordered[0]:.1f}-{ordered[-1]:.1f}: "
+            + " ".join(f"{value:.1f}" for value in values))  # fmt: skip
+
+
+def across_runs(runs: Sequence[Sequence[PhaseResult]], idle: Sequence[float]) -> list[str]:
+    """Several runs of the same phases, side by side: per phase, the p50 and the p99 of
+    inbox commit -> ``schd`` consumed in each run (in run order), with their median and
+    range; then the idle CPU (% of one core) of each run. On a shared machine one run's
+    tail swings widely; what the runs share is the claim, not any single one."""
+    lines = [f"across {len(runs)} runs, inbox commit -> schd consumed (ms), each run in order:"]
+    for at, phase in enumerate(runs[0]):
+        samples = [run[at].consumed for run in runs]
+        if any(sample is None for sample in samples):
+            lines.append(f"  {phase.name}: not every run saw a record")
+            continue
+        found = [sample for sample in samples if sample is not None]
+        lines.append(f"  {phase.name} p50: {_spread([sample.p50 for sample in found])}")
+        lines.append(f"  {phase.name} p99: {_spread([sample.p99 for sample in found])}")
+    if idle:
+        lines.append(f"  idle CPU, % of one core: {_spread([share * 100 for share in idle])}")
     return lines

@@ -160,16 +160,22 @@ def test_summary_counts_messages_never_seen_and_the_table_says_so() -> None:
 @pytest.mark.kafka
 @pytest.mark.slow
 def test_latency_bench_quick_measures_every_message(
-    pg_server_dsn: str, mysql_dsn: str, kafka_bootstrap: str
+    pg_server_dsn: str, mysql_dsn: str, kafka_bootstrap: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The quick mode end to end (the real runner as its own process): every message sent
-    has both latencies, each phase's percentiles are ordered, and records typically come
-    after their state commits. No timing is asserted."""
+    """The quick mode end to end, twice (the real runner as its own process): every message
+    sent has both latencies, each phase's percentiles are ordered, and records typically
+    come after their state commits; both runs' tables and the summary across them are
+    printed. No timing is asserted."""
     mysql_admin = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
     phases, floor, histograms, cpu = _bench_module("bench_latency")["main"]([
-        "--quick", "--bootstrap", kafka_bootstrap, "--pg-admin", pg_server_dsn,
-        "--mysql-admin", mysql_admin,
+        "--quick", "--repeat", "2", "--bootstrap", kafka_bootstrap, "--pg-admin",
+        pg_server_dsn, "--mysql-admin", mysql_admin,
     ])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert printed.count("inbox commit -> state committed") == 2
+    assert "across 2 runs, inbox commit -> schd consumed (ms)" in printed
+    assert "  steady 50/s p99: median" in printed
+    assert "  idle CPU, % of one core: median" in printed
     assert [(p.name, p.sent) for p in phases] == [("steady 50/s", 100), ("burst", 100)]
     assert phases[1].commits == 1
     for phase in phases:
@@ -192,6 +198,44 @@ def test_latency_bench_quick_measures_every_message(
         assert 0 < p50 <= p99
     assert set(cpu) == {"warm-up", "idle", "steady 50/s", "burst"}
     assert all(seconds > 0 for seconds in cpu.values())
+
+
+def _phase(table: dict[str, Any], name: str, p50: float, p99: float) -> Any:
+    sample = table["Percentiles"](10, p50, p99, p99, p99)
+    return table["PhaseResult"](name, 10, 1.0, 10, sample, sample, 0, 0)
+
+
+def test_across_runs_lists_each_run_with_the_median_and_range() -> None:
+    table = _bench_module("latency_table")
+    runs = [
+        [_phase(table, "steady 50/s", 14.0, 20.0), _phase(table, "steady 1000/s", 90.0, 180.0)],
+        [_phase(table, "steady 50/s", 16.0, 30.0), _phase(table, "steady 1000/s", 80.0, 300.0)],
+        [_phase(table, "steady 50/s", 15.0, 25.0), _phase(table, "steady 1000/s", 85.0, 240.0)],
+    ]
+    lines = table["across_runs"](runs, [0.014, 0.021, 0.016])
+    assert lines == [
+        "across 3 runs, inbox commit -> schd consumed (ms), each run in order:",
+        "  steady 50/s p50: median    15.0, range 14.0-16.0: 14.0 16.0 15.0",
+        "  steady 50/s p99: median    25.0, range 20.0-30.0: 20.0 30.0 25.0",
+        "  steady 1000/s p50: median    85.0, range 80.0-90.0: 90.0 80.0 85.0",
+        "  steady 1000/s p99: median   240.0, range 180.0-300.0: 180.0 300.0 240.0",
+        "  idle CPU, % of one core: median     1.6, range 1.4-2.1: 1.4 2.1 1.6",
+    ]
+
+
+def test_across_runs_says_when_a_run_saw_no_record_of_a_phase() -> None:
+    table = _bench_module("latency_table")
+    seen = _phase(table, "burst", 300.0, 400.0)
+    unseen = table["PhaseResult"]("burst", 10, 0.0, 1, None, None, 10, 10)
+    assert table["across_runs"]([[seen], [unseen]], []) == [
+        "across 2 runs, inbox commit -> schd consumed (ms), each run in order:",
+        "  burst: not every run saw a record",
+    ]
+
+
+def test_latency_bench_refuses_fewer_than_one_run() -> None:
+    with pytest.raises(SystemExit):
+        _bench_module("bench_latency")["parse_args"](["--repeat", "0"])
 
 
 def test_bucket_quantile_is_the_upper_bound_of_the_bucket_holding_it() -> None:
