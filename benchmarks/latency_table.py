@@ -138,8 +138,8 @@ def render(phases: Sequence[PhaseResult], floor: Sequence[FloorRow]) -> list[str
 
 
 def _spread(values: Sequence[float]) -> str:
-    ordered = sorted(values)
-    return (f"median {statistics.median(ordered):7.1f}, range {ordered[0]:.1f}-{ordered[-1]:.1f}: "
+    return (f"median {statistics.median(values):7.1f}, "
+            f"range {min(values):.1f}-{max(values):.1f}: "
             + " ".join(f"{value:.1f}" for value in values))  # fmt: skip
 
 
@@ -151,10 +151,10 @@ def across_runs(runs: Sequence[Sequence[PhaseResult]], idle: Sequence[float]) ->
     lines = [f"across {len(runs)} runs, inbox commit -> schd consumed (ms), each run in order:"]
     for at, phase in enumerate(runs[0]):
         samples = [run[at].consumed for run in runs]
-        if any(sample is None for sample in samples):
+        found = [sample for sample in samples if sample is not None]
+        if len(found) < len(runs):
             lines.append(f"  {phase.name}: not every run saw a record")
             continue
-        found = [sample for sample in samples if sample is not None]
         lines.append(f"  {phase.name} p50: {_spread([sample.p50 for sample in found])}")
         lines.append(f"  {phase.name} p99: {_spread([sample.p99 for sample in found])}")
     if idle:
