@@ -3,6 +3,12 @@
 ``--text-logs`` keeps the same fields: the text line is the message followed by every
 ``extra=`` field as ``key=value`` (values with spaces or quotes JSON-quoted), so switching
 to text for a terminal loses nothing an operator greps for (id, FLID, outcome, reason).
+
+``lines_held()``: the lines a thread logs inside it are written together when it ends, one
+write instead of one per line (``BatchingStreamHandler``). The pump logs a batch's message
+lines right after its commit, on the thread that applies the next batch; a write per line
+gave the interpreter lock away once per line (docs/design.md, "One write per batch of log
+lines"). A record's time is still taken when it is logged.
 """
 
 from __future__ import annotations
@@ -11,9 +17,19 @@ import json
 import logging
 import re
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
+from typing import TextIO
 
-__all__ = ["JsonFormatter", "TextFormatter", "configure_logging"]
+__all__ = [
+    "BatchingStreamHandler",
+    "JsonFormatter",
+    "TextFormatter",
+    "configure_logging",
+    "lines_held",
+]
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 _BARE = re.compile(r"[^\s\"'=]+")
@@ -64,9 +80,67 @@ class TextFormatter(logging.Formatter):
         return line
 
 
+class BatchingStreamHandler(logging.StreamHandler[TextIO]):
+    """A ``StreamHandler`` that, while a thread is inside ``held()``, keeps that thread's
+    formatted lines and writes them with one write and one flush when the block ends
+    (even if it raised). Other threads, and records outside a block, are written at once."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(stream)
+        self._holding = threading.local()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold this thread's lines until the block ends (a nested block joins the outer)."""
+        if getattr(self._holding, "lines", None) is not None:
+            yield
+            return
+        lines: list[str] = []
+        self._holding.lines = lines
+        try:
+            yield
+        finally:
+            self._holding.lines = None
+            self._write(lines)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Format now; write now, or at the end of this thread's ``held()`` block."""
+        lines: list[str] | None = getattr(self._holding, "lines", None)
+        if lines is None:
+            super().emit(record)
+            return
+        try:
+            lines.append(self.format(record) + self.terminator)
+        except Exception:  # logging's rule: report, never raise
+            self.handleError(record)
+
+    def _write(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        with self.lock:  # type: ignore[union-attr] # created by Handler.__init__
+            try:
+                self.stream.write("".join(lines))
+                self.flush()
+            except Exception:  # as StreamHandler.emit: report, never raise
+                self.handleError(
+                    logging.makeLogRecord({"msg": "%d held log line(s)", "args": (len(lines),)})
+                )
+
+
+@contextmanager
+def lines_held() -> Iterator[None]:
+    """Hold the lines this thread logs through the root logger's batching handlers (see
+    ``BatchingStreamHandler``); with none configured it changes nothing."""
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, BatchingStreamHandler)]
+    with ExitStack() as stack:
+        for handler in handlers:
+            stack.enter_context(handler.held())
+        yield
+
+
 def configure_logging(level: str = "INFO", *, json_lines: bool = True) -> None:
     """Log to stderr; JSON lines by default, text lines with the same fields otherwise."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = BatchingStreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if json_lines else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -243,3 +243,23 @@ def test_bucket_quantile_is_the_upper_bound_of_the_bucket_holding_it() -> None:
     buckets = [(0.01, 0.0), (0.05, 60.0), (0.1, 99.0), (float("inf"), 100.0)]
     assert (quantile(buckets, 0.5), quantile(buckets, 0.99), quantile(buckets, 1.0)) == (
         0.05, 0.1, float("inf"))
+
+
+def test_log_bench_prints_both_ways_for_each_batch_size() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_logs.py"), "--batches", "1,3",
+         "--rounds", "1"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    header, *rows = result.stdout.strip().splitlines()
+    assert header.split() == ["batch", "other", "thread", "per", "line", "µs", "held", "µs",
+                              "ratio"]  # fmt: skip
+    assert [row.split()[:2] for row in rows] == [["1", "none"], ["1", "busy"], ["3", "none"],
+                                                  ["3", "busy"]]  # fmt: skip
+    for row in rows:
+        plain, held, ratio = (float(v) for v in row.split()[2:])
+        assert plain > 0
+        assert held > 0
+        assert ratio == pytest.approx(plain / held, abs=0.01)
