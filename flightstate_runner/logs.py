@@ -117,14 +117,16 @@ class BatchingStreamHandler(logging.StreamHandler[TextIO]):
     def _write(self, lines: list[str]) -> None:
         if not lines:
             return
-        with self.lock:  # type: ignore[union-attr] # created by Handler.__init__
-            try:
-                self.stream.write("".join(lines))
-                self.flush()
-            except Exception:  # as StreamHandler.emit: report, never raise
-                self.handleError(
-                    logging.makeLogRecord({"msg": "%d held log line(s)", "args": (len(lines),)})
-                )
+        self.acquire()
+        try:
+            self.stream.write("".join(lines))
+            self.flush()
+        except Exception:  # as StreamHandler.emit: report, never raise
+            self.handleError(
+                logging.makeLogRecord({"msg": "%d held log line(s)", "args": (len(lines),)})
+            )
+        finally:
+            self.release()
 
 
 @contextmanager

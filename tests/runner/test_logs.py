@@ -38,20 +38,26 @@ class CountingStream(io.StringIO):
 
 
 @pytest.fixture
-def stream() -> Iterator[CountingStream]:
-    """The root logger writing JSON lines to a counting stream, restored afterwards."""
-    root = logging.getLogger()
-    saved, level = root.handlers[:], root.level
+def root() -> Iterator[logging.Logger]:
+    """The root logger, its handlers and level restored afterwards."""
+    logger = logging.getLogger()
+    saved, level = logger.handlers[:], logger.level
+    try:
+        yield logger
+    finally:
+        logger.handlers[:] = saved
+        logger.setLevel(level)
+
+
+@pytest.fixture
+def stream(root: logging.Logger) -> CountingStream:
+    """The root logger writing JSON lines to a counting stream."""
     out = CountingStream()
     handler = BatchingStreamHandler(out)
     handler.setFormatter(JsonFormatter())
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
-    try:
-        yield out
-    finally:
-        root.handlers[:] = saved
-        root.setLevel(level)
+    return out
 
 
 def lines(out: io.StringIO) -> list[dict[str, object]]:
@@ -138,13 +144,7 @@ def test_a_batch_of_message_lines_is_one_write(stream: CountingStream) -> None:
     assert found[-1]["level"] == "WARNING"  # the DEAD one
 
 
-def test_configure_logging_installs_the_batching_handler() -> None:
-    root = logging.getLogger()
-    saved, level = root.handlers[:], root.level
-    try:
-        configure_logging("INFO", json_lines=False)
-        assert len(root.handlers) == 1
-        assert isinstance(root.handlers[0], BatchingStreamHandler)
-    finally:
-        root.handlers[:] = saved
-        root.setLevel(level)
+def test_configure_logging_installs_the_batching_handler(root: logging.Logger) -> None:
+    configure_logging("INFO", json_lines=False)
+    assert len(root.handlers) == 1
+    assert isinstance(root.handlers[0], BatchingStreamHandler)
