@@ -51,6 +51,7 @@ class Housekeeping:
         metrics: RunnerMetrics,
         leading: Callable[[], PumpStats | None],
         log: logging.Logger,
+        wake: Callable[[], None] | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -58,6 +59,9 @@ class Housekeeping:
         self.metrics = metrics
         self.leading = leading  # the pump's stats while it leads, else None
         self.log = log
+        # Wakes this process's dispatcher after a cleanup wrote events (tombstones), so they
+        # do not wait for its fallback poll (POLL_INTERVAL): cleanup sends no NOTIFY.
+        self.wake = wake
         self._due: dict[str, float] = {}
 
     def run(self, stop: threading.Event) -> None:
@@ -91,6 +95,8 @@ class Housekeeping:
         report = run_cleanup(self.store, policy, self.config.core(), now=now, epoch=stats.epoch)
         self.metrics.cleanup_removed.inc(report.removed)
         self.metrics.cleanup_tombstones.inc(report.tombstoned)
+        if (report.removed or report.tombstoned) and self.wake is not None:
+            self.wake()
         if report.removed:
             self.log.info("cleanup removed %d flight(s), %d tombstone(s)",
                           report.removed, report.tombstoned)  # fmt: skip

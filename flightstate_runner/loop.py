@@ -267,7 +267,8 @@ class Runner:
         store = PgStore(self.services.pg_dsn, config.core(), state_cache_size=0)
         try:
             Housekeeping(config, store, self.services.pg_dsn, metrics=self.metrics,
-                         leading=self._leading, log=self.log).run(self.stop)  # fmt: skip
+                         leading=self._leading, log=self.log,
+                         wake=self.services.dispatch_wakeup.set).run(self.stop)  # fmt: skip
         finally:
             store.close()
 

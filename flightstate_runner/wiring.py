@@ -213,6 +213,9 @@ def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False)
         producer_overrides={"log_level": "3"} if quiet else {},
         transactional_id=config.kafka_transactional_id or f"flightstate-{config.topic_schd}",
         outage_log_every_s=config.kafka_outage_log_every,
+        # The fallback poll of an empty outbox (README: POLL_INTERVAL). The runner's own
+        # writers wake the dispatcher at once (the pump's commits, cleanup's tombstones).
+        idle_sleep_s=config.poll_interval,
     )
 
 
@@ -225,7 +228,7 @@ def build_dispatcher(
 
     Woken by this process's pump after each commit (``services.dispatch_wakeup``, see
     ``build_pump``); only the leader pumps and dispatches, so no LISTEN connection is
-    needed here. It still polls every ``idle_sleep_s`` for rows other writers commit."""
+    needed here. It still polls every ``POLL_INTERVAL`` for rows other writers commit."""
     from flightstate_kafka import Dispatcher  # noqa: PLC0415 - only with Kafka
 
     settings = kafka_settings(services.config, bootstrap, quiet=quiet)

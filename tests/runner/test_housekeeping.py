@@ -51,8 +51,13 @@ def _housekeeping(pg_db: str, aodb_dsn: str, stats: PumpStats | None, **settings
     store = PgStore(pg_db, config.core(), state_cache_size=0)
     metrics = RunnerMetrics()
     keeper = Housekeeping(config, store, pg_db, metrics=metrics, leading=lambda: stats,
-                          log=logging.getLogger("test"))  # fmt: skip
+                          log=logging.getLogger("test"),
+                          wake=lambda: WAKES.append("dispatcher"))  # fmt: skip
+    WAKES.clear()
     return keeper, store, metrics
+
+
+WAKES: list[str] = []  # each time the last housekeeping made woke the dispatcher
 
 
 def _value(metrics: RunnerMetrics, name: str, **labels: str) -> float:
@@ -81,6 +86,7 @@ def test_cleanup_requests_and_purge_run_while_leading(pg_db: str, aodb_dsn: str)
     assert store.get_flights(["A1"]) == {}  # archived and removed
     assert _value(metrics, "flightstate_cleanup_removed_total") == 1
     assert _value(metrics, "flightstate_cleanup_tombstones_total") == 1
+    assert WAKES == ["dispatcher"]  # the tombstone goes out now, not at the dispatcher's next poll
     report = request_status(store)
     (request,) = [r for r in report.requests if r.request_id == request_id]
     assert request.attempts == 2  # sent again with a new SEQN
@@ -110,6 +116,7 @@ def test_nothing_runs_while_standing_by(pg_db: str, aodb_dsn: str) -> None:
     keeper.tick(NOW)
     assert list(store.get_flights(["A1"])) == ["A1"]
     assert _value(metrics, "flightstate_cleanup_removed_total") == 0
+    assert WAKES == []
     store.close()
 
 

@@ -86,3 +86,17 @@ def test_the_read_ahead_gathers_by_default_and_the_setting_reaches_the_pump() ->
     for bad in ("-0.001", "3601", "nan", "often"):
         with pytest.raises(ConfigError, match=r"^gather_interval: "):
             load_config(None, {"FLIGHTSTATE_GATHER_INTERVAL": bad})
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"), [({}, 0.5), ({"FLIGHTSTATE_POLL_INTERVAL": "0.7"}, 0.7)]
+)
+def test_the_dispatcher_polls_an_empty_outbox_every_poll_interval(
+    env: dict[str, str], expected: float
+) -> None:  # fmt: skip
+    """README: POLL_INTERVAL paces the empty outbox (the fallback to the wake-ups); before
+    this was wired the runner's dispatcher polled at the library default, 5 times a second."""
+    pytest.importorskip("confluent_kafka")
+    from flightstate_runner.wiring import kafka_settings  # noqa: PLC0415 - needs the extra
+
+    assert kafka_settings(load_config(None, env), "127.0.0.1:9").idle_sleep_s == expected
