@@ -49,8 +49,8 @@ class Batch:
         gen = TrafficGenerator(seed=11)
         rows = [InboxRow(n, gen.flop("ESTT", n, f"<ESTT>{gen.when(n, 15)}</ESTT>"))
                 for n in range(1, count + 1)]  # fmt: skip
-        store = ServiceProcessor(MemoryStore(), CoreConfig())
-        self.results: list[ProcessedMessage] = list(store.process_batch(rows, None))
+        processor = ServiceProcessor(MemoryStore(), CoreConfig())
+        self.results: list[ProcessedMessage] = list(processor.process_batch(rows, None))
         self.raws = {row.message_id: row.raw for row in rows}
         assert len(self.results) == count
 

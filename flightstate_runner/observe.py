@@ -82,17 +82,17 @@ def log_outcomes(
     # One line: nothing to join, and holding costs a few µs.
     with nullcontext() if len(results) == 1 else lines_held():
         for processed in results:
-            status = processed.proc.status.value
+            proc = processed.proc
+            status, dead, late = proc.status.value, proc.status.value == "DEAD", proc.late
             metrics.messages.labels(status).inc()
-            if status == "DEAD":
-                metrics.dead.labels(dead_reason(processed.proc.reason)).inc()
-            if processed.proc.late:
+            if dead:
+                metrics.dead.labels(dead_reason(proc.reason)).inc()
+            if late:
                 metrics.late_rows.inc()
-            fields = message_fields(processed, share, len(results),
-                                    raws.get(processed.proc.message_id))  # fmt: skip
-            late = processed.proc.late  # a late row is worth a look, like a DEAD one
-            level = logging.WARNING if status == "DEAD" or late else logging.INFO
-            log.log(level, "message %s", status, extra=fields)
+            fields = message_fields(processed, share, len(results), raws.get(proc.message_id))
+            # a late row is worth a look, like a DEAD one
+            log.log(logging.WARNING if dead or late else logging.INFO, "message %s", status,
+                    extra=fields)  # fmt: skip
 
 
 class ObservedProcessor:

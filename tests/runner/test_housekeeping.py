@@ -57,7 +57,7 @@ def _housekeeping(pg_db: str, aodb_dsn: str, stats: PumpStats | None, **settings
     return keeper, store, metrics
 
 
-WAKES: list[str] = []  # each time the last housekeeping made woke the dispatcher
+WAKES: list[str] = []  # one entry per wake-up by the keeper `_housekeeping` made last
 
 
 def _value(metrics: RunnerMetrics, name: str, **labels: str) -> float:
