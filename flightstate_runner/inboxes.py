@@ -8,13 +8,21 @@ without it, a PostgreSQL table of the same shape in the store database.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from flightstate_core.traffic import generate_day
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.wiring import require
 
-__all__ = ["fill_inbox", "init_inbox"]
+__all__ = ["fill_inbox", "init_inbox", "todays_traffic"]
+
+
+def todays_traffic(config: RunnerConfig, *, messages: int, flights: int, seed: int) -> list[str]:
+    """A generated day whose flights operate today at the airport: the pump's cleanup keeps
+    them, where a fixed day would be removed once the retention has passed."""
+    today = datetime.now(config.core().airport_tz).date()
+    return generate_day(seed, flights=flights, messages=messages, day=today)
 
 
 def _mysql(config: RunnerConfig) -> Any:
@@ -58,9 +66,9 @@ def fill_inbox(
     seed: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[int]:
-    """Insert a generated day (``flightstate_core.traffic.generate_day``); return the ids.
+    """Insert a generated day of today's flights (``todays_traffic``); return the ids.
     ``progress(done, total)`` is called after each chunk of rows."""
-    raws = generate_day(seed, flights=flights, messages=messages)
+    raws = todays_traffic(config, messages=messages, flights=flights, seed=seed)
     insert = _inserter(config)
     ids: list[int] = []
     for start in range(0, len(raws), _CHUNK):

@@ -45,8 +45,8 @@ def _children(values: Values) -> str:
 class SisBuilder:
     """Builds raw SIS messages; see the module docstring for the families and conventions."""
 
-    def __init__(self, seed: int = 1, day: datetime = datetime(2026, 11, 30)) -> None:
-        self._gen = TrafficGenerator(seed, day)
+    def __init__(self, seed: int = 1, day: datetime | None = None) -> None:
+        self._gen = TrafficGenerator(seed, day)  # None: traffic.DEFAULT_DAY
 
     def when(self, flid: int, minutes: int = 0) -> str:
         """A ``DDMONYYHHMM`` time: *flid*'s scheduled time on the builder's day + *minutes*."""
