@@ -16,6 +16,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -36,16 +37,27 @@ def _isolated(argv: list[str]) -> list[str]:
     return argv
 
 
-def _demo_dirs() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("fs-demo-*")}
+@pytest.fixture
+def demo_tmp() -> Iterator[Path]:
+    """A private TMPDIR for one demo run: what it leaves behind is its own, not that of a
+    demo another xdist worker runs at the same time (a short path: the embedded server's
+    Unix socket lives under it)."""
+    root = Path(tempfile.mkdtemp(prefix="fsdt-", dir="/tmp"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
-def test_demo_end_to_end_without_services(tmp_path: Path) -> None:
+def _demo_dirs(root: Path) -> set[str]:
+    return {p.name for p in root.glob("fs-demo-*")}
+
+
+def test_demo_end_to_end_without_services(tmp_path: Path, demo_tmp: Path) -> None:
     summary_file = tmp_path / "summary.json"
-    before = _demo_dirs()
+    before = _demo_dirs(demo_tmp)
     argv = _isolated(runner_argv("demo", "--messages", "600", "--flights", "60",
                                  "--summary-json", str(summary_file)))  # fmt: skip
-    env = clean_env({"PGHOST": "/nonexistent", "PGPORT": "1"})  # no libpq fallback either
+    env = clean_env({"PGHOST": "/nonexistent", "PGPORT": "1",  # no libpq fallback either
+                     "TMPDIR": str(demo_tmp)})  # fmt: skip
     result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
                             check=False, cwd=REPO)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
@@ -69,7 +81,7 @@ def test_demo_end_to_end_without_services(tmp_path: Path) -> None:
     assert f"messages processed   {summary['generated_messages']}" in result.stdout
     first = summary["sample_flids"][0]
     assert f'"flid": "{first}"' in result.stdout  # a flight printed in full
-    assert _demo_dirs() == before  # temp dirs removed
+    assert _demo_dirs(demo_tmp) == before  # temp dirs removed
 
 
 def _wait_for(proc: subprocess.Popen[str], text: str, timeout: float) -> str:
@@ -86,14 +98,14 @@ def _wait_for(proc: subprocess.Popen[str], text: str, timeout: float) -> str:
     raise AssertionError(f"{text!r} never appeared; stderr:\n{seen[-3000:]}")
 
 
-def test_demo_cleans_up_on_ctrl_c() -> None:
-    before = _demo_dirs()
+def test_demo_cleans_up_on_ctrl_c(demo_tmp: Path) -> None:
+    before = _demo_dirs(demo_tmp)
     proc = subprocess.Popen(runner_argv("demo", "--messages", "20000", "--flights", "300"),
-                            env=clean_env(), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True, cwd=REPO)  # fmt: skip
+                            env=clean_env({"TMPDIR": str(demo_tmp)}), stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=REPO)  # fmt: skip
     try:
         _wait_for(proc, "pumping", 120)
-        ours = _demo_dirs() - before
+        ours = _demo_dirs(demo_tmp) - before
         assert ours  # the embedded PostgreSQL's directory exists while it runs
         servers = [p for p in psutil.process_iter(["cmdline"])
                    if any(d in " ".join(p.info["cmdline"] or []) for d in ours)]  # fmt: skip
@@ -107,13 +119,13 @@ def test_demo_cleans_up_on_ctrl_c() -> None:
     assert servers  # the postmaster was found by its data directory
     _, alive = psutil.wait_procs(servers + children, timeout=10)
     assert alive == []
-    assert _demo_dirs() == before
+    assert _demo_dirs(demo_tmp) == before
 
 
-def _stop_kept(dirs: set[str]) -> None:
+def _stop_kept(tmp: Path, dirs: set[str]) -> None:
     """End the postmaster of each kept demo directory by its PID, then delete the files."""
     for name in dirs:
-        root = Path(tempfile.gettempdir()) / name
+        root = tmp / name
         pidfile = root / "pgdata" / "postmaster.pid"
         if pidfile.exists():
             server = psutil.Process(int(pidfile.read_text().split()[0]))
@@ -122,14 +134,17 @@ def _stop_kept(dirs: set[str]) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_demo_keep_leaves_its_database_for_show_and_history(tmp_path: Path) -> None:
+def test_demo_keep_leaves_its_database_for_show_and_history(
+    tmp_path: Path, demo_tmp: Path
+) -> None:
     summary_file = tmp_path / "summary.json"
-    before = _demo_dirs()
+    before = _demo_dirs(demo_tmp)
     try:
         result = subprocess.run(
             runner_argv("demo", "--messages", "400", "--flights", "40", "--keep",
                         "--summary-json", str(summary_file)),
-            env=clean_env(), capture_output=True, text=True, timeout=300, check=False, cwd=REPO,
+            env=clean_env({"TMPDIR": str(demo_tmp)}), capture_output=True, text=True,
+            timeout=300, check=False, cwd=REPO,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr[-3000:]
         summary = json.loads(summary_file.read_text())
@@ -148,5 +163,5 @@ def test_demo_keep_leaves_its_database_for_show_and_history(tmp_path: Path) -> N
             assert flid in shown.stdout or command == ["status"]
         assert f"DEAD:     {dead} message(s)" in shown.stdout  # status on the kept data
     finally:
-        _stop_kept(_demo_dirs() - before)
-    assert _demo_dirs() == before
+        _stop_kept(demo_tmp, _demo_dirs(demo_tmp) - before)
+    assert _demo_dirs(demo_tmp) == before
