@@ -29,6 +29,7 @@ from flightstate_pg._pool import ConnectionSource, SimplePool, prepare
 from flightstate_pg._schema import MAIN
 from flightstate_pg._write import WRITE_STEPS, FaultHook
 from flightstate_pg.transaction import PgTransaction
+from flightstate_pg.wakeup import DEFAULT_CHANNEL
 
 __all__ = ["WRITE_STEPS", "PgStore"]
 
@@ -69,6 +70,9 @@ class PgStore:
     ``fault_hook`` (tests only) is called between the write steps of ``save``
     (``WRITE_STEPS``) with the step name and the connection. ``state_cache_size`` bounds
     the cache of committed states the writer validates inside the lock (``_cache``; 0 off).
+    ``notify_channel``: where a commit that wrote outbox events sends its NOTIFY, for
+    dispatchers in other processes (``wakeup.OutboxListener``); None sends none, for a
+    deployment whose only dispatcher is woken in-process (the runner).
     """
 
     def __init__(
@@ -80,6 +84,7 @@ class PgStore:
         inbox_name: str = "cminmsgs",
         fault_hook: FaultHook | None = None,
         state_cache_size: int = 20_000,
+        notify_channel: str | None = DEFAULT_CHANNEL,
     ) -> None:
         self._owned = isinstance(source, str)
         self.state_cache = StateCache(state_cache_size) if state_cache_size > 0 else None
@@ -90,6 +95,7 @@ class PgStore:
         self._lock_name = lock_name
         self._inbox_name = inbox_name
         self.fault_hook = fault_hook
+        self._notify_channel = notify_channel
 
     def close(self) -> None:
         """Close the connections of the store's own pool (a lent pool stays open)."""
@@ -109,6 +115,7 @@ class PgStore:
             tx = PgTransaction(
                 conn, self._typed, lock_name=self._lock_name, inbox_name=self._inbox_name,
                 fault_hook=self.fault_hook, cache=self.state_cache,
+                notify_channel=self._notify_channel,
             )  # fmt: skip
             try:
                 yield tx

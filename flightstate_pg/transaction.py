@@ -37,7 +37,7 @@ from flightstate_pg._read_ahead import UnitReads, duplicate_rows, read_unit
 from flightstate_pg._responses import response_log
 from flightstate_pg._schema import PROC_COLUMNS
 from flightstate_pg._write import FaultHook, write_many, write_processed
-from flightstate_pg.wakeup import notify_outbox
+from flightstate_pg.wakeup import DEFAULT_CHANNEL, notify_outbox
 
 __all__ = ["PgTransaction"]
 
@@ -98,8 +98,10 @@ class PgTransaction:
         inbox_name: str = "cminmsgs",
         fault_hook: FaultHook | None = None,
         cache: StateCache | None = None,
+        notify_channel: str | None = DEFAULT_CHANNEL,
     ) -> None:
         self._conn = conn
+        self._notify_channel = notify_channel
         self._cache = cache
         self.saved: dict[str, FlightState] = {}  # what this transaction wrote (final states)
         self._typed = typed
@@ -110,6 +112,11 @@ class PgTransaction:
         self._savepoints = 0
         self._known: dict[str, FlightState | None] = {}  # None: known not to exist
         self._ahead: UnitReads | None = None  # read_ahead's answers, until the first write
+
+    def _notify(self, batch: Sequence[ProcessedMessage]) -> None:
+        """Queue the outbox NOTIFY (delivered on commit: wakes dispatchers elsewhere)."""
+        if self._notify_channel is not None:
+            notify_outbox(self._conn, batch, self._notify_channel)
 
     @property
     def connection(self) -> Conn:
@@ -222,7 +229,7 @@ class PgTransaction:
             self._conn, processed, known=self._known, typed=self._typed,
             hook=self._fault_hook, inbox_name=self._inbox_name,
         )  # fmt: skip
-        notify_outbox(self._conn, [processed])  # delivered on commit: wakes dispatchers
+        self._notify([processed])
         self._known.update(processed.states)
         self.saved.update(processed.states)
 
@@ -304,7 +311,7 @@ class PgTransaction:
             self._conn, batch, known=self._known, typed=self._typed,
             hook=self._fault_hook, inbox_name=self._inbox_name,
         )  # fmt: skip
-        notify_outbox(self._conn, batch)  # delivered on commit: wakes dispatchers
+        self._notify(batch)
         for processed in batch:
             self._known.update(processed.states)
             self.saved.update(processed.states)

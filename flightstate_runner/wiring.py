@@ -134,7 +134,10 @@ def open_services(config: RunnerConfig, pg_dsn: str | None = None) -> Services:
     configured inbox; every PostgreSQL session carries the configured bounded waits
     (``session_dsn``)."""
     dsn = session_dsn(config, require_schema(pg_dsn or require(config, "pg_dsn", "this command")))
-    store = PgStore(dsn, config.core(), inbox_name=config.inbox_table)
+    # No NOTIFY: the runner's dispatcher is woken in-process by the pump's commits and
+    # listens to nothing (build_dispatcher), so a NOTIFY per commit would be a round trip
+    # and a commit-time lock on the server's notification queue for no reader.
+    store = PgStore(dsn, config.core(), inbox_name=config.inbox_table, notify_channel=None)
     return Services(config, dsn, store, _inbox(config, dsn), PgLeaderLease(dsn), PgOutbox(dsn))
 
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import psycopg
 import pytest
 from attrs import evolve
 
@@ -19,7 +20,7 @@ from flightstate_core.testing.store_contract import flight, processed
 from flightstate_core.traffic import generate_day
 from flightstate_kafka import Dispatcher, KafkaSettings
 from flightstate_pg import PgStore
-from flightstate_pg.outbox import PgOutbox
+from flightstate_pg.outbox import DEFAULT_CHANNEL, PgOutbox
 from flightstate_runner.config import load_config
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver
@@ -98,6 +99,8 @@ def test_a_pump_commit_wakes_the_runner_dispatcher(outbox_dsn: str, kafka_bootst
                threading.Thread(target=pump.run, daemon=True)]  # fmt: skip
     for thread in threads:
         thread.start()
+    listening = psycopg.connect(outbox_dsn, autocommit=True)
+    listening.execute(f"LISTEN {DEFAULT_CHANNEL}")
     try:
         _wait_for(dispatcher.idle.is_set, "the dispatcher waits (outbox empty)")
         writer = Writer("pg", outbox_dsn, table)
@@ -109,7 +112,10 @@ def test_a_pump_commit_wakes_the_runner_dispatcher(outbox_dsn: str, kafka_bootst
         _wait_for(_delivered(outbox_dsn), "the pumped message's events delivered")
         assert dispatcher.wakeups >= 1
         assert read_topic(kafka_bootstrap, config.topic_schd, 1, timeout=_DEADLINE_S)
+        # Woken in-process, so the runner's commits send no NOTIFY (nobody listens for it).
+        assert list(listening.notifies(timeout=0.5)) == []
     finally:
+        listening.close()
         pump.request_stop()
         stop.set()
         for thread in threads:

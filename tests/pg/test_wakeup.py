@@ -124,3 +124,25 @@ def test_listener_reconnects_and_wakes_after_its_session_is_killed(
         assert wakes.wait_beyond(reconnected) > reconnected
     finally:
         listener.close()
+
+
+def test_a_store_without_a_channel_sends_no_notify_and_a_named_channel_is_used(
+    pg_store_dsn: str, listening: psycopg.Connection[Any]
+) -> None:
+    quiet = PgStore(pg_store_dsn, CoreConfig(), notify_channel=None)
+    named = PgStore(pg_store_dsn, CoreConfig(), notify_channel="fs_other")
+    try:
+        listening.execute("LISTEN fs_other")
+        with quiet.transaction() as tx:  # events written, but nobody is told
+            tx.lock_pipeline(None)
+            tx.save_many([processed(1, flight("A")), processed(2, flight("B", 2))])
+            tx.save(processed(3, flight("C", 3)))
+        assert list(listening.notifies(timeout=1.0)) == []
+        with named.transaction() as tx:
+            tx.lock_pipeline(None)
+            tx.save(processed(4, flight("D", 4)))
+        heard = list(listening.notifies(timeout=_DEADLINE_S, stop_after=1))
+        assert [n.channel for n in heard] == ["fs_other"]
+    finally:
+        quiet.close()
+        named.close()
