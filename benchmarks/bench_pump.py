@@ -1,6 +1,6 @@
 """End-to-end pump throughput vs the store's raw apply rate (real MariaDB + PostgreSQL).
 
-    PYTHONPATH=. python benchmarks/bench_pump.py [--messages N] [--batch B]
+    PYTHONPATH=. python benchmarks/bench_pump.py [--messages N] [--batch B] [--compare-notify]
 
 Workload: ``flightstate_core.traffic.flop_backlog(N)`` (SCHD DNLD packages creating the
 flights, then FLOP updates). Measured side by side, each on a fresh store database:
@@ -30,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ from flightstate_pg import PgStore
 from flightstate_pg.inbox import PgInbox, create_inbox_table
 from flightstate_pg.inbox import insert_messages as pg_insert
 from flightstate_pg.lease import PgLeaderLease
+from flightstate_pg.wakeup import DEFAULT_CHANNEL
 
 PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
 MYSQL_ADMIN = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
@@ -116,13 +118,16 @@ def bench_pump(
     batch: int,
     make_inbox: Callable[[str], tuple[Inbox, Callable[[], None]]],
     cpu: bool = False,
+    *,
     gaps: bool = True,
+    notify: bool = True,
 ) -> tuple[float, int, float]:
     """Seconds until every row is committed and backfilled; rows backfilled; the peak
-    resident growth in MiB (the inbox's rows live in its database, not here)."""
+    resident growth in MiB (the inbox's rows live in its database, not here). *notify*
+    False: the store sends no outbox NOTIFY, as the runner's does."""
     pg = _fresh_pg()
     config = CoreConfig()
-    store = PgStore(pg, config)
+    store = PgStore(pg, config, notify_channel=DEFAULT_CHANNEL if notify else None)
     inbox, cleanup = make_inbox(pg)
     try:
         pump = Pump(
@@ -199,6 +204,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--compare-gaps", action="store_true",
                         help="also the MariaDB pump with the gap logic off, and the grace's "
                              "latency (benchmarks/bench_grace.py)")
+    parser.add_argument("--compare-notify", action="store_true",
+                        help="also the MariaDB pump with the store's NOTIFY off (the runner's)")
     parser.add_argument("--default-gc", action="store_true",
                         help="CPython's default collector settings instead of the runner's")
     args = parser.parse_args(argv)
@@ -214,8 +221,13 @@ def main(argv: list[str] | None = None) -> None:
     results = [("store raw apply (process_batch)", raw_s, len(raws), raw_mib),
                ("pump, MariaDB inbox, backfilled", my_s, my_done, my_mib)]  # fmt: skip
     if args.compare_gaps:
-        off = forked(bench_pump, raws, args.batch, mysql_inbox(raws), args.cpu, False)
+        off = forked(partial(bench_pump, gaps=False), raws, args.batch, mysql_inbox(raws),
+                     args.cpu)  # fmt: skip
         results.append(("  same, gap logic off", *off))
+    if args.compare_notify:
+        quiet = forked(partial(bench_pump, notify=False), raws, args.batch, mysql_inbox(raws),
+                       args.cpu)  # fmt: skip
+        results.append(("  same, no NOTIFY (runner's store)", *quiet))
     if not args.skip_pg_inbox:
         pg_s, pg_done, pg_mib = forked(bench_pump, raws, args.batch, pg_inbox(raws), args.cpu)
         results.append(("pump, PG inbox, backfilled", pg_s, pg_done, pg_mib))
