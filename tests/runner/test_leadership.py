@@ -113,25 +113,34 @@ def test_frozen_leader_and_standby_publish_in_epoch_order(
     print(f"{freezes} freezes, {epoch - 1} takeovers, {len(records)} schd records")
 
 
+_IDLE_IN_TRANSACTION = (
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+    "AND application_name = %s AND state = 'idle in transaction' AND backend_xid IS NOT NULL"
+)
+
+
 def _freeze_inside_transaction(runner: RunnerProc, dsn: str) -> int:
     """SIGSTOP *runner* while its store session is idle inside a transaction that holds
-    PIPELINE_LOCK; return that backend's pid."""
+    PIPELINE_LOCK; return that backend's pid.
+
+    The pid is read again once the runner is frozen (a frozen client sends nothing, so
+    what the server shows then stays): the session seen idle in a transaction before the
+    freeze may have committed meanwhile, and another of the runner's sessions be the one
+    inside a transaction then."""
     with psycopg.connect(dsn, autocommit=True) as probe:
         for _ in range(2000):
-            row = probe.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-                "AND application_name = %s AND state = 'idle in transaction'", (runner.app,),
-            ).fetchone()  # fmt: skip
-            if row is None:
+            if probe.execute(_IDLE_IN_TRANSACTION, (runner.app,)).fetchone() is None:
                 continue
             runner.freeze()
-            try:  # still inside it (a frozen client sends nothing) and holding the lock?
+            inside = probe.execute(_IDLE_IN_TRANSACTION, (runner.app,)).fetchall()
+            try:  # and holding the lock?
                 probe.execute("BEGIN")
                 probe.execute("SELECT 1 FROM pipeline_lock FOR UPDATE NOWAIT")
                 probe.execute("ROLLBACK")
             except psycopg.errors.LockNotAvailable:
                 probe.execute("ROLLBACK")
-                return int(row[0])
+                if len(inside) == 1:
+                    return int(inside[0][0])
             runner.thaw()
     raise AssertionError("never caught the leader idle inside a transaction")
 
