@@ -41,7 +41,8 @@ def _isolated(argv: list[str]) -> list[str]:
 def demo_tmp() -> Iterator[Path]:
     """A private TMPDIR for one demo run: what it leaves behind is its own, not that of a
     demo another xdist worker runs at the same time (a short path: the embedded server's
-    Unix socket lives under it)."""
+    Unix socket lives under it). It starts empty, so any demo directory in it is this
+    test's."""
     root = Path(tempfile.mkdtemp(prefix="fsdt-", dir="/tmp"))
     yield root
     shutil.rmtree(root, ignore_errors=True)
@@ -53,7 +54,6 @@ def _demo_dirs(root: Path) -> set[str]:
 
 def test_demo_end_to_end_without_services(tmp_path: Path, demo_tmp: Path) -> None:
     summary_file = tmp_path / "summary.json"
-    before = _demo_dirs(demo_tmp)
     argv = _isolated(runner_argv("demo", "--messages", "600", "--flights", "60",
                                  "--summary-json", str(summary_file)))  # fmt: skip
     env = clean_env({"PGHOST": "/nonexistent", "PGPORT": "1",  # no libpq fallback either
@@ -81,7 +81,7 @@ def test_demo_end_to_end_without_services(tmp_path: Path, demo_tmp: Path) -> Non
     assert f"messages processed   {summary['generated_messages']}" in result.stdout
     first = summary["sample_flids"][0]
     assert f'"flid": "{first}"' in result.stdout  # a flight printed in full
-    assert _demo_dirs(demo_tmp) == before  # temp dirs removed
+    assert _demo_dirs(demo_tmp) == set()  # temp dirs removed
 
 
 def _wait_for(proc: subprocess.Popen[str], text: str, timeout: float) -> str:
@@ -99,13 +99,12 @@ def _wait_for(proc: subprocess.Popen[str], text: str, timeout: float) -> str:
 
 
 def test_demo_cleans_up_on_ctrl_c(demo_tmp: Path) -> None:
-    before = _demo_dirs(demo_tmp)
     proc = subprocess.Popen(runner_argv("demo", "--messages", "20000", "--flights", "300"),
                             env=clean_env({"TMPDIR": str(demo_tmp)}), stderr=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, cwd=REPO)  # fmt: skip
     try:
         _wait_for(proc, "pumping", 120)
-        ours = _demo_dirs(demo_tmp) - before
+        ours = _demo_dirs(demo_tmp)
         assert ours  # the embedded PostgreSQL's directory exists while it runs
         servers = [p for p in psutil.process_iter(["cmdline"])
                    if any(d in " ".join(p.info["cmdline"] or []) for d in ours)]  # fmt: skip
@@ -119,7 +118,7 @@ def test_demo_cleans_up_on_ctrl_c(demo_tmp: Path) -> None:
     assert servers  # the postmaster was found by its data directory
     _, alive = psutil.wait_procs(servers + children, timeout=10)
     assert alive == []
-    assert _demo_dirs(demo_tmp) == before
+    assert _demo_dirs(demo_tmp) == set()
 
 
 def _stop_kept(tmp: Path, dirs: set[str]) -> None:
@@ -138,7 +137,6 @@ def test_demo_keep_leaves_its_database_for_show_and_history(
     tmp_path: Path, demo_tmp: Path
 ) -> None:
     summary_file = tmp_path / "summary.json"
-    before = _demo_dirs(demo_tmp)
     try:
         result = subprocess.run(
             runner_argv("demo", "--messages", "400", "--flights", "40", "--keep",
@@ -163,5 +161,5 @@ def test_demo_keep_leaves_its_database_for_show_and_history(
             assert flid in shown.stdout or command == ["status"]
         assert f"DEAD:     {dead} message(s)" in shown.stdout  # status on the kept data
     finally:
-        _stop_kept(demo_tmp, _demo_dirs(demo_tmp) - before)
-    assert _demo_dirs(demo_tmp) == before
+        _stop_kept(demo_tmp, _demo_dirs(demo_tmp))
+    assert _demo_dirs(demo_tmp) == set()
