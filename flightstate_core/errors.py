@@ -36,7 +36,23 @@ class ProtocolError(FlightstateError):
 
 
 class TransientError(FlightstateError):
-    """A database or network failure that may succeed on retry (the head message waits)."""
+    """A database or network failure that may succeed on retry (the head message waits).
+
+    ``code``: the server's code for it where it gave one (a PostgreSQL SQLSTATE such as
+    ``40P01``, an Oracle ``ORA-00060``), for the reason of a message the retry budget ends.
+    ``connection_lost``: the session was lost or never opened (no server answer to the
+    statement): such a failure says nothing about the message, so the pump's retry budget
+    never counts it (docs/design.md, "A retry budget for the head message")."""
+
+    def __init__(
+        self, message: str = "", *, code: str | None = None, connection_lost: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.connection_lost = connection_lost
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_transient, (type(self), str(self), self.code, self.connection_lost))
 
 
 class PermanentError(FlightstateError):
@@ -49,3 +65,10 @@ class LeadershipLost(TransientError):
 
 class ConfigError(FlightstateError):
     """Configuration is invalid; raised on start with a message naming the setting."""
+
+
+def _transient(
+    kind: type[TransientError], message: str, code: str | None, connection_lost: bool
+) -> TransientError:
+    """Unpickle a ``TransientError`` (or subclass) with its keyword attributes."""
+    return kind(message, code=code, connection_lost=connection_lost)

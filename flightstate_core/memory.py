@@ -182,6 +182,13 @@ class MemoryStore:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._tables = _Tables()
         self._lock = threading.RLock()
+        #: What ``ping`` answers: a test sets it False to stage an outage.
+        self.healthy = True
+
+    # -- StoreHealth --------------------------------------------------------------
+    def ping(self) -> bool:
+        """The health probe (the pump's retry budget): ``healthy``."""
+        return self.healthy
 
     # -- StateStore ---------------------------------------------------------------
     @contextmanager

@@ -33,6 +33,7 @@ __all__ = [
     "OutboxRow",
     "StateStore",
     "StateTransaction",
+    "StoreHealth",
 ]
 
 
@@ -124,6 +125,19 @@ class GapLedger(Protocol):
     def abandon_gaps(self, seen_before: datetime, epoch: int | None) -> list[GapRange]:
         """Close (and count) the open gaps first seen before *seen_before*, in one fenced
         transaction; return them."""
+
+
+@runtime_checkable
+class StoreHealth(Protocol):
+    """Optional on a store: a health probe. The pump asks it after the head message failed
+    transiently, to tell a stuck message (the store answers: the retry budget counts the
+    failure) from an outage (it does not: nothing is ever made DEAD for it). A store
+    without it keeps the head retrying for ever (docs/design.md, "A retry budget for the
+    head message")."""
+
+    def ping(self) -> bool:
+        """Whether a trivial statement succeeds on a session other than the writer's,
+        within a few seconds; False (never an exception) otherwise."""
 
 
 class BackfillQueue(Protocol):

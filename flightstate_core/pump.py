@@ -9,9 +9,10 @@ parts, each in its own module:
    once the lease expires.
 2. FIFO apply (``pump_fifo``, gaps in ``pump_gaps``): the head message ends SUCCEEDED,
    DUPLICATE, IGNORED or DEAD before the next one is applied. Transient errors retry the
-   head with capped exponential back-off; an unexpected error is retried
-   ``unexpected_attempts`` times, then the head is recorded DEAD with the error text.
-   Nothing is ever skipped.
+   head with capped exponential back-off until its retry budget (``pump_budget``) is
+   spent while the store answers a health probe, then it is recorded DEAD naming the
+   error; an unexpected error is retried ``unexpected_attempts`` times, then the head is
+   recorded DEAD with the error text. Nothing is ever skipped.
 3. Backfill (``pump_backfill``) runs after commit, from the durable intents in the store, on
    its own back-off. A backfill failure is only counted: it never changes an outcome, never
    re-applies a message. With ``pipelined`` (the default) it runs on a worker thread, and
@@ -41,7 +42,7 @@ from datetime import UTC, datetime
 from types import FrameType
 
 from flightstate_core.errors import LeadershipLost
-from flightstate_core.ports import BackfillQueue, Inbox, LeaderLease, MessageProcessor
+from flightstate_core.ports import BackfillQueue, Inbox, LeaderLease, MessageProcessor, StoreHealth
 from flightstate_core.processor import ServiceProcessor
 from flightstate_core.pump_backfill import Backfill
 from flightstate_core.pump_control import PumpControl, Stopped
@@ -79,12 +80,15 @@ class Pump:
         drained: Callable[[], bool] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         wait: Callable[[float], object] | None = None,
+        health: StoreHealth | None = None,
     ) -> None:
         """``drained`` (with ``stop_when_idle``): whether everything downstream of the
         store is done too (the runner: the outbox is delivered); an idle pump stops only
         then, still leading, so a leader-only dispatcher can finish. ``clock``,
         ``monotonic`` and ``wait``: the injected time (``pump_control``); by default the
-        wall clock, ``time.monotonic`` and a sleep that ``request_stop`` ends."""
+        wall clock, ``time.monotonic`` and a sleep that ``request_stop`` ends. ``health``:
+        the store's probe for the head's retry budget; by default *backfills* (the store)
+        if it is a ``StoreHealth``, else none (the head then retries for ever)."""
         control = PumpControl(settings, clock=clock, monotonic=monotonic, wait=wait)
         self._control = control
         self.settings = settings
@@ -96,6 +100,7 @@ class Pump:
         self._fifo = FifoApply(
             processor=processor, inbox=inbox, control=control, leadership=self._leadership,
             backfill=self._backfill, after_commit=after_commit,
+            health=health if health is not None else _probe_of(backfills),
         )  # fmt: skip
         self._gaps = GapReading(
             inbox=inbox, ledger=backfills, control=control, fifo=self._fifo,
@@ -223,3 +228,8 @@ class Pump:
                 else "events not yet delivered downstream")  # fmt: skip
         self.stats.left_behind = f"{left} after {limit:g} s idle"
         return True
+
+
+def _probe_of(store: object) -> StoreHealth | None:
+    """The store's health probe, if it has one."""
+    return store if isinstance(store, StoreHealth) else None

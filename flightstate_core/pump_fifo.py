@@ -3,8 +3,10 @@ next one is applied (seed §4).
 
 A batch goes in one transaction; if it fails, a prefix may have committed, so the rows are
 retried one by one (committed ones are replays). Transient errors retry the head with capped
-exponential back-off, for ever; an unexpected error is retried ``unexpected_attempts``
-times, then the head is recorded DEAD with the error text. Nothing is ever skipped. With
+exponential back-off until its retry budget is spent (``pump_budget``: only failures while
+the store answers its health probe count; without a probe, for ever), then it is recorded
+DEAD naming the error; an unexpected error is retried ``unexpected_attempts`` times, then
+the head is recorded DEAD with the error text. Nothing is ever skipped. With
 ``pipelined``, ``ReadAhead`` reads (and decodes) the next batch while this one is applied.
 """
 
@@ -17,8 +19,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 from flightstate_core.errors import LeadershipLost, TransientError
 from flightstate_core.outcome import join_prepared
-from flightstate_core.ports import Inbox
+from flightstate_core.ports import Inbox, StoreHealth
 from flightstate_core.pump_backfill import Backfill
+from flightstate_core.pump_budget import HeadBudget
 from flightstate_core.pump_control import PumpControl, Stopped
 from flightstate_core.pump_leadership import Leadership
 from flightstate_core.records import InboxRow, ProcessedMessage
@@ -43,8 +46,10 @@ class FifoApply:
         leadership: Leadership,
         backfill: Backfill,
         after_commit: Callable[[Sequence[int]], None] | None,
+        health: StoreHealth | None = None,
     ) -> None:
         self._processor = processor
+        self._health = health
         self._inbox = inbox
         self._control = control
         self._leadership = leadership
@@ -111,34 +116,61 @@ class FifoApply:
             self._leadership.renew_if_due(epoch)
 
     def _finish_head(self, head: InboxRow, epoch: int) -> ProcessedMessage | None:
-        """Retry the head until it is finished: transient errors with back-off for ever,
-        anything else ``unexpected_attempts`` times, then DEAD with the error text."""
+        """Retry the head until it is finished: transient errors with back-off until the
+        retry budget is spent (for ever without one), anything else
+        ``unexpected_attempts`` times; then DEAD with the error text."""
         control, stats = self._control, self._control.stats
         settings = control.settings
+        budget = HeadBudget(settings, self._health, control.monotonic)
         transient = unexpected = 0
         failure: str | None = None
-        while True:
-            control.raise_if_stopping()
-            attempts = transient + unexpected + 1
-            try:
-                if failure is not None and unexpected >= settings.unexpected_attempts:
-                    return self._processor.record_dead(head, failure, epoch, attempts)
-                return self._processor.process_message(head, epoch, attempts)
-            except LeadershipLost:
-                raise
-            except TransientError as exc:
-                transient += 1
-                stats.transient_errors += 1
-                stats.store_unavailable = True
-                control.note_error(exc)
-                control.wait(settings.retry.delay(transient))
-            except Exception as exc:  # unknown failure: bounded retries, then DEAD
-                unexpected += 1
-                stats.unexpected_errors += 1
-                failure = f"{type(exc).__name__}: {exc}"
-                control.note_error(exc)
-                control.wait(settings.retry.delay(unexpected))
-            self._leadership.renew_if_due(epoch)
+        try:
+            while True:
+                control.raise_if_stopping()
+                attempts = transient + unexpected + 1
+                by_budget = budget.spent()
+                dead_reason = budget.reason() if by_budget else None
+                if dead_reason is None and unexpected >= settings.unexpected_attempts:
+                    dead_reason = failure  # None until an unexpected error was seen
+                try:
+                    if dead_reason is not None:
+                        done = self._processor.record_dead(head, dead_reason, epoch, attempts)
+                        stats.budget_dead += by_budget
+                        return done
+                    return self._processor.process_message(head, epoch, attempts)
+                except LeadershipLost:
+                    raise
+                except TransientError as exc:
+                    transient += 1
+                    stats.transient_errors += 1
+                    if by_budget:  # not even DEAD could be written: not this message's cause
+                        budget.restart()
+                        counted = False
+                    else:
+                        counted = budget.failed(exc)
+                    stats.store_unavailable = not counted
+                    control.note_error(exc)
+                    self._failing(head, transient + unexpected, budget)
+                    control.wait(settings.retry.delay(transient))
+                except Exception as exc:  # unknown failure: bounded retries, then DEAD
+                    unexpected += 1
+                    stats.unexpected_errors += 1
+                    failure = f"{type(exc).__name__}: {exc}"
+                    control.note_error(exc)
+                    self._failing(head, transient + unexpected, budget)
+                    control.wait(settings.retry.delay(unexpected))
+                self._leadership.renew_if_due(epoch)
+        finally:
+            stats.head_failing, stats.head_failing_since = None, None
+            stats.head_attempts, stats.head_budget_attempts, stats.head_budget_seconds = 0, 0, 0.0
+
+    def _failing(self, head: InboxRow, attempts: int, budget: HeadBudget) -> None:
+        """Show the failing head in the stats (status, metrics)."""
+        stats = self._control.stats
+        if stats.head_failing != head.message_id:
+            stats.head_failing, stats.head_failing_since = head.message_id, self._control.clock()
+        stats.head_attempts = attempts
+        stats.head_budget_attempts, stats.head_budget_seconds = budget.attempts, budget.seconds
 
     def _finished(self, rows: Sequence[InboxRow], results: Sequence[ProcessedMessage]) -> None:
         stats = self._control.stats

@@ -52,6 +52,15 @@ class PumpSettings:
     active_for: float = field(default=2.0, validator=in_range(0, 3600))
     retry: Backoff = Backoff()
     unexpected_attempts: int = 3
+    #: The retry budget of a head message that keeps failing transiently while the store
+    #: answers its health probe (``StoreHealth``): once at least this many such failures
+    #: AND ``retry_budget_seconds`` of such time have passed, the message is recorded DEAD
+    #: (``requeue`` brings it back). Failures during an outage (the probe fails too) or on
+    #: a lost session are not counted, and their time is not either (docs/design.md, "A
+    #: retry budget for the head message"). 0: no budget, the head retries for ever.
+    retry_budget_attempts: int = field(default=10, validator=in_range(0, 1_000_000))
+    #: See ``retry_budget_attempts``: seconds of failing while the store answered.
+    retry_budget_seconds: float = field(default=120.0, validator=in_range(0, 7 * 86400))
     backfill_retry: Backoff = Backoff(0.2, 10.0)
     backfill_batch: int = 500
     #: With ``pipelined``: at least this many seconds between the backfill thread's
@@ -104,6 +113,15 @@ class PumpStats:
     held_at: int | None = None  # lowest id of the fresh gap FIFO waits at, if any
     late_rows: int = 0  # rows applied after the pump had gone past their id
     gaps_abandoned: int = 0  # gaps closed empty after the horizon (or over max_open)
+    #: The head message while it fails (transiently or not), else None; with how many
+    #: failed attempts, since when (``clock``), and what its retry budget has counted so
+    #: far (failures while the store answered its probe, and their seconds).
+    head_failing: int | None = None
+    head_attempts: int = 0
+    head_failing_since: datetime | None = None
+    head_budget_attempts: int = 0
+    head_budget_seconds: float = 0.0
+    budget_dead: int = 0  # messages recorded DEAD because their retry budget was spent
 
     @property
     def processed(self) -> int:

@@ -32,7 +32,14 @@ import oracledb
 
 from flightstate_core.errors import FlightstateError, PermanentError, TransientError
 
-__all__ = ["PERMANENT_CODES", "TRANSIENT_CODES", "classify", "is_unique_violation", "oracle_errors"]
+__all__ = [
+    "PERMANENT_CODES",
+    "SESSION_LOST_CODES",
+    "TRANSIENT_CODES",
+    "classify",
+    "is_unique_violation",
+    "oracle_errors",
+]
 
 TRANSIENT_CODES: Final = frozenset({
     "ORA-00018", "ORA-00020", "ORA-00028", "ORA-00051", "ORA-00054", "ORA-00060",
@@ -49,6 +56,18 @@ PERMANENT_CODES: Final = frozenset({
     "ORA-00001", "ORA-00904", "ORA-00911", "ORA-00933", "ORA-00942", "ORA-01400",
     "ORA-01401", "ORA-01438", "ORA-01461", "ORA-01722", "ORA-01745", "ORA-02290",
     "ORA-02291", "ORA-02292", "ORA-12899", "DPI-1047", "DPY-3010",
+})  # fmt: skip
+
+#: Transient codes of a session that was lost or never opened (instance down or starting,
+#: session killed, end-of-file on the channel, listener refused): they say nothing about
+#: the statement, so the pump's retry budget does not count them.
+SESSION_LOST_CODES: Final = frozenset({
+    "ORA-00028", "ORA-01012", "ORA-01033", "ORA-01034", "ORA-01089", "ORA-01090",
+    "ORA-01092", "ORA-02396", "ORA-03113", "ORA-03114", "ORA-03135", "ORA-12153",
+    "ORA-12170", "ORA-12514", "ORA-12516", "ORA-12518", "ORA-12519", "ORA-12520",
+    "ORA-12521", "ORA-12526", "ORA-12527", "ORA-12528", "ORA-12537", "ORA-12541",
+    "ORA-12543", "ORA-12545", "ORA-12547", "ORA-12571", "DPI-1010", "DPI-1067",
+    "DPI-1080", "DPY-1001", "DPY-4011", "DPY-6005",
 })  # fmt: skip
 
 _TRANSIENT_CLASSES: Final = (
@@ -77,14 +96,16 @@ def classify(exc: oracledb.Error) -> FlightstateError:
     """The core error for one driver exception (not raised; the caller chains it)."""
     code = _full_code(exc)
     message = f"Oracle {code or type(exc).__name__}: {_first_line(exc)}"
+    transient = TransientError(message, code=code or None,
+                               connection_lost=not code or code in SESSION_LOST_CODES)  # fmt: skip
     if code in TRANSIENT_CODES:
-        return TransientError(message)
+        return transient
     if code in PERMANENT_CODES:
         return PermanentError(message)
     if getattr(exc.args[0] if exc.args else None, "isrecoverable", False):
-        return TransientError(message)
+        return transient
     if isinstance(exc, _TRANSIENT_CLASSES):
-        return TransientError(message)
+        return transient
     return PermanentError(message)
 
 

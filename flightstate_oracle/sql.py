@@ -133,6 +133,8 @@ DATABASE_CHARSET: Final = _stmt(
     "SELECT VALUE FROM NLS_DATABASE_PARAMETERS WHERE PARAMETER = 'NLS_CHARACTERSET'",
 )
 READ_ONLY: Final = _stmt("read_only", "SET TRANSACTION READ ONLY")
+#: The store's health probe (``OracleStore.ping``, the pump's retry budget).
+HEALTH_PROBE: Final = _stmt("health_probe", "SELECT 1 AS ANSWER FROM DUAL")
 SAVEPOINTS: Final = tuple(
     _stmt(f"savepoint_{d}", f"SAVEPOINT FS_SP_{d}") for d in range(1, MAX_SAVEPOINT_DEPTH + 1)
 )

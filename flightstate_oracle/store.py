@@ -2,8 +2,9 @@
 
 Implements ``StateStore`` (writer transactions), ``FlightReader`` (consistent reads: each
 batch or page inside ``SET TRANSACTION READ ONLY``, which gives one read-consistent snapshot
-for every table) and ``BackfillQueue`` (intents in PROC_STATE). Same entry points and
-meaning as ``flightstate_pg.PgStore``; the quirks are listed in the package docstring.
+for every table), ``BackfillQueue`` (intents in PROC_STATE) and ``StoreHealth`` (``ping``).
+Same entry points and meaning as ``flightstate_pg.PgStore``; the quirks are listed in the
+package docstring.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import datetime
 import oracledb
 
 from flightstate_core.config import CoreConfig
-from flightstate_core.errors import PermanentError
+from flightstate_core.errors import FlightstateError, PermanentError
 from flightstate_core.records import BackfillIntent, GapRange
 from flightstate_core.state import FlightState
 from flightstate_core.unit_of_work import locked_transaction
@@ -34,6 +35,8 @@ __all__ = ["OracleStore", "Source", "open_pool"]
 
 Source = str | OracleSettings | oracledb.ConnectionPool
 REQUIRED_CHARSET = "AL32UTF8"
+#: Milliseconds the health probe's round trip may take.
+PROBE_TIMEOUT_MS = 2000
 
 
 def open_pool(source: Source) -> tuple[oracledb.ConnectionPool, bool]:
@@ -187,6 +190,23 @@ class OracleStore:
         with self._connection() as conn:
             rows = query(conn, sql.CURSOR_SELECT, {"INBOX_NAME": self._inbox_name})
         return int(str(rows[0]["LAST_MESSAGE_ID"])) if rows else None
+
+    # ------------------------------------------------------------------ StoreHealth
+
+    def ping(self) -> bool:
+        """Whether the store answers ``sql.HEALTH_PROBE`` within ``PROBE_TIMEOUT_MS`` on a
+        pooled session (``call_timeout``; the pool's own ``wait_timeout`` bounds getting
+        one): the pump's retry budget counts a failure only then. Never raises."""
+        try:
+            with self._connection() as conn:
+                conn.call_timeout = PROBE_TIMEOUT_MS
+                try:
+                    rows = query(conn, sql.HEALTH_PROBE)
+                finally:
+                    conn.call_timeout = 0  # the pool's other users keep no limit
+        except FlightstateError:
+            return False
+        return bool(rows) and int(str(rows[0]["ANSWER"])) == 1
 
     # ------------------------------------------------------------------ GapLedger
 

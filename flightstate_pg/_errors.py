@@ -25,6 +25,10 @@ __all__ = ["DISCARD_CODES", "classify", "discard_after", "translated"]
 # session ended by idle_in_transaction_session_timeout (25P03): the store comes back.
 _TRANSIENT_CLASSES: Final = ("08", "40", "53", "57", "58")
 _TRANSIENT_CODES: Final = frozenset({"55P03", "55006", "25006", "25P03"})
+#: SQLSTATEs of a session that ended or never began (shut down, terminated, starting up,
+#: ended for idling in a transaction): like a connection error without SQLSTATE they say
+#: nothing about the statement, so the pump's retry budget does not count them.
+_SESSION_LOST_CODES: Final = frozenset({"57P01", "57P02", "57P03", "25P03"})
 #: SQLSTATEs after which a connection is closed, not reused: its session defaults (read
 #: only) or its server (a standby) will not change under it.
 DISCARD_CODES: Final = frozenset({"25006", "25P03"})
@@ -35,7 +39,9 @@ def classify(exc: psycopg.Error) -> FlightstateError:
     state = exc.sqlstate
     if state is not None:
         if state[:2] in _TRANSIENT_CLASSES or state in _TRANSIENT_CODES:
-            return TransientError(f"PostgreSQL {state}: {_first_line(exc)}")
+            lost = state[:2] == "08" or state in _SESSION_LOST_CODES
+            return TransientError(f"PostgreSQL {state}: {_first_line(exc)}", code=state,
+                                  connection_lost=lost)  # fmt: skip
         return PermanentError(f"PostgreSQL {state}: {_first_line(exc)}")
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
         # No SQLSTATE: the connection broke (server gone, socket closed, backend killed),
@@ -43,7 +49,8 @@ def classify(exc: psycopg.Error) -> FlightstateError:
         # every adapter drops its connection after an error and reconnects on the retry,
         # so the retry runs on a new session; and a retry that keeps failing stalls the
         # pump visibly instead of recording a good message DEAD for a client-side fault.
-        return TransientError(f"PostgreSQL connection: {_first_line(exc)}")
+        return TransientError(f"PostgreSQL connection: {_first_line(exc)}",
+                              connection_lost=True)  # fmt: skip
     return PermanentError(f"PostgreSQL: {_first_line(exc)}")
 
 
@@ -72,5 +79,13 @@ def translated(what: str = "") -> Iterator[None]:
     except psycopg.Error as exc:
         error = classify(exc)
         if what:
-            error = type(error)(f"{what}: {error}")
+            error = _prefixed(error, what)
         raise error from exc
+
+
+def _prefixed(error: FlightstateError, what: str) -> FlightstateError:
+    """*error* with its text prefixed by *what* (a transient one keeps its code)."""
+    if isinstance(error, TransientError):
+        return TransientError(f"{what}: {error}", code=error.code,
+                              connection_lost=error.connection_lost)  # fmt: skip
+    return type(error)(f"{what}: {error}")

@@ -1,9 +1,9 @@
 """``PgStore``: the PostgreSQL authoritative store.
 
-Implements ``StateStore`` (writer transactions), ``FlightReader`` (consistent reads) and
-``BackfillQueue`` (durable backfill intents in PROC_STATE). Quirks of this backend: empty
-text and NULL are distinct and both kept; timestamps come back in UTC; commits are durable
-(``synchronous_commit = on``) when ``transaction()`` returns.
+Implements ``StateStore`` (writer transactions), ``FlightReader`` (consistent reads),
+``BackfillQueue`` (durable backfill intents in PROC_STATE) and ``StoreHealth`` (``ping``).
+Quirks of this backend: empty text and NULL are distinct and both kept; timestamps come
+back in UTC; commits are durable (``synchronous_commit = on``) when ``transaction()`` returns.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import psycopg
 
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
+from flightstate_core.errors import FlightstateError
 from flightstate_core.records import BackfillIntent, GapRange
 from flightstate_core.state import FlightState
 from flightstate_core.unit_of_work import locked_transaction
@@ -61,6 +62,11 @@ _ABANDON_COUNT: Final = (
     "UPDATE INBOX_CURSOR SET GAPS_ABANDONED = GAPS_ABANDONED + %s WHERE INBOX_NAME = %s"
 )
 _GAP_COUNTERS: Final = "SELECT LATE_ROWS, GAPS_ABANDONED FROM INBOX_CURSOR WHERE INBOX_NAME = %s"
+#: The health probe: the server answers, and is not a standby in recovery (which answers a
+#: SELECT but can take no write, as after a failover not yet promoted).
+_PROBE: Final = "SELECT pg_is_in_recovery()"
+#: Seconds the probe may take to connect and to run (libpq's connect_timeout minimum is 2).
+PROBE_TIMEOUT_S: Final = 2
 
 
 class PgStore:
@@ -87,6 +93,7 @@ class PgStore:
         notify_channel: str | None = DEFAULT_CHANNEL,
     ) -> None:
         self._owned = isinstance(source, str)
+        self._dsn = source if isinstance(source, str) else None
         self.state_cache = StateCache(state_cache_size) if state_cache_size > 0 else None
         self._source: ConnectionSource = SimplePool(source) if isinstance(source, str) else source
         config = config or CoreConfig()
@@ -196,6 +203,24 @@ class PgStore:
             row = conn.execute(_CURSOR, (self._inbox_name,)).fetchone()
         return None if row is None else int(row[0])
 
+    # ------------------------------------------------------------------ StoreHealth
+
+    def ping(self) -> bool:
+        """Whether the store answers ``_PROBE`` within ``PROBE_TIMEOUT_S`` (connect, then
+        run), on a session of its own: a new short-lived one on the store's DSN (neither
+        the writer's session nor a stale pooled one answers for the server); on a lent
+        pool, one of its connections. Never raises."""
+        try:
+            with translated():
+                if self._dsn is None:
+                    with self._source.connection() as conn:
+                        return _answers(prepare(conn), local=True)
+                with psycopg.connect(self._dsn, autocommit=True,
+                                     connect_timeout=PROBE_TIMEOUT_S) as conn:  # fmt: skip
+                    return _answers(conn, local=False)
+        except FlightstateError:
+            return False
+
     # ------------------------------------------------------------------ GapLedger
 
     def inbox_gaps(self) -> list[GapRange]:
@@ -220,6 +245,21 @@ class PgStore:
         with self._connection() as conn:
             row = conn.execute(_GAP_COUNTERS, (self._inbox_name,)).fetchone()
         return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+
+def _answers(conn: Conn, *, local: bool) -> bool:
+    """``_PROBE`` under a statement timeout (``local``: inside a transaction, so a lent
+    pooled session keeps its own setting)."""
+    timeout = f"{PROBE_TIMEOUT_S * 1000}"
+    if local:
+        conn.execute("BEGIN")
+        conn.execute("SELECT set_config('statement_timeout', %s, true)", (timeout,))
+    else:
+        conn.execute("SELECT set_config('statement_timeout', %s, false)", (timeout,))
+    row = conn.execute(_PROBE).fetchone()
+    if local:
+        conn.execute("COMMIT")
+    return row == (False,)
 
 
 def _quiet_rollback(conn: Conn) -> None:

@@ -144,6 +144,11 @@ class RunnerConfig:
     backoff_initial: float = field(default=0.2, validator=_positive(3600))
     backoff_max: float = field(default=10.0, validator=_positive(3600))
     max_unexpected_attempts: int = field(default=3, validator=_positive(1000))
+    # the head message's retry budget (docs/design.md "A retry budget for the head message"):
+    # DEAD once this many transient failures AND seconds passed while the store answered
+    # its health probe; 0 attempts: retry for ever
+    retry_budget_attempts: int = field(default=10, validator=in_range(0, 1_000_000))
+    retry_budget_seconds: float = field(default=120.0, validator=in_range(0, 7 * _DAY))
     lease_ttl: float = field(default=10.0, validator=_positive(_DAY))
     poll_interval: float = field(default=0.5, validator=_positive(3600))
     # adaptive inbox polling (docs/design.md "Adaptive inbox polling"): the interval while
@@ -227,12 +232,13 @@ class RunnerConfig:
 
 _INT_FIELDS = {
     "batch_size", "batch_max_bytes", "max_unexpected_attempts", "dispatch_batch", "metrics_port",
+    "retry_budget_attempts",
     "cleanup_batch", "request_max_attempts", "backfill_lock_wait_timeout", "gap_reconcile_window",
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",
     "poll_active_interval", "poll_active_period", "poll_quiet_interval", "backfill_interval",
-    "gather_interval",
+    "gather_interval", "retry_budget_seconds",
     "retention_days", "quiet_days", "null_day_quiet_days", "request_interval", "request_timeout",
     "purge_interval", "outbox_retention_hours", "db_lock_timeout",
     "db_idle_in_transaction_timeout", "db_statement_timeout", "db_keepalive_idle", "idle_wait",

@@ -167,6 +167,8 @@ def build_pump(
         gather_max_chars=cfg.batch_max_bytes,
         retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         unexpected_attempts=cfg.max_unexpected_attempts,
+        retry_budget_attempts=cfg.retry_budget_attempts,
+        retry_budget_seconds=cfg.retry_budget_seconds,
         backfill_retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         backfill_interval=cfg.backfill_interval,
         stop_when_idle=until_idle,
