@@ -93,3 +93,19 @@ def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
 def test_thick_mode_without_client_libraries_is_a_config_error(tmp_path: object) -> None:
     with pytest.raises(ConfigError, match=CLIENT_DIR_ENV):
         init_thick_mode(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("message", "code", "lost"),
+    [
+        ("ORA-00060: deadlock detected", "ORA-00060", False),
+        ("ORA-30006: resource busy; acquire with WAIT timeout expired", "ORA-30006", False),
+        ("ORA-03113: end-of-file on communication channel", "ORA-03113", True),
+        ("DPY-4011: the database closed the connection", "DPY-4011", True),
+    ],
+)
+def test_a_transient_error_carries_its_code(message: str, code: str, lost: bool) -> None:
+    """The retry budget's DEAD reason names the code; a lost session is never counted."""
+    result = classify(_error(oracledb.DatabaseError, message))
+    assert isinstance(result, TransientError)
+    assert (result.code, result.connection_lost) == (code, lost)

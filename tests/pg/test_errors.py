@@ -67,3 +67,32 @@ def test_constraint_and_sql_errors_are_permanent(fresh_pg: str) -> None:
         with pytest.raises(psycopg.Error) as caught:
             conn.execute("SELECT 1 / 0")
         assert isinstance(classify(caught.value), PermanentError)
+
+
+def test_a_transient_error_carries_its_sqlstate(fresh_pg: str) -> None:
+    """The retry budget's DEAD reason names the SQLSTATE; a lost session is never counted
+    (docs/design.md, "A retry budget for the head message")."""
+    store = PgStore(make_conninfo(fresh_pg, options="-c lock_timeout=200"))
+    with psycopg.connect(fresh_pg) as holder:
+        holder.execute("SELECT 1 FROM PIPELINE_LOCK FOR UPDATE")
+        with pytest.raises(TransientError) as caught, store.transaction() as tx:
+            tx.lock_pipeline(0)
+    assert (caught.value.code, caught.value.connection_lost) == ("55P03", False)
+    store.close()
+    unreachable = PgStore(make_conninfo("host=127.0.0.1 port=1 dbname=x user=postgres"))
+    with pytest.raises(TransientError) as lost:
+        unreachable.get_flights(["15"])
+    assert lost.value.code is None
+    assert lost.value.connection_lost is True
+
+
+def test_ping_answers_while_the_server_does(fresh_pg: str) -> None:
+    """The health probe: True on a live server, even while another session holds the
+    locks a writer waits for; False when nothing listens (it never raises)."""
+    store = PgStore(fresh_pg)
+    with psycopg.connect(fresh_pg) as holder:
+        holder.execute("SELECT 1 FROM PIPELINE_LOCK FOR UPDATE")
+        assert store.ping() is True
+    store.close()
+    unreachable = PgStore(make_conninfo("host=127.0.0.1 port=1 dbname=x user=postgres"))
+    assert unreachable.ping() is False
