@@ -118,6 +118,7 @@ class Runner:
                          "error": stats.backfill_error if stats else None},
             "kafka_unreachable": bool(dispatcher is not None and dispatcher.outage.down),
             "left_behind": self.left_behind,
+            "head_failing": _head_failing(stats),
         }
 
     # ------------------------------------------------------------------ run
@@ -322,6 +323,9 @@ class Runner:
         dispatcher = self.dispatcher
         metrics.kafka_unreachable.set(1 if dispatcher is not None and dispatcher.outage.down
                                       else 0)  # fmt: skip
+        head = _head_failing(stats)
+        metrics.head_failing_attempts.set(head["attempts"] if head else 0)
+        metrics.head_failing_seconds.set(head["seconds"] if head else 0.0)
 
     def _refresh_gap_metrics(self) -> None:
         """Open gaps from the store (true whoever leads); abandoned gaps counted from this
@@ -352,3 +356,17 @@ class Runner:
                                    leader=snap["leader"], last_error=error, stats=snap)  # fmt: skip
         except Exception as exc:
             self.log.debug("heartbeat: %s", exc)
+
+
+def _head_failing(stats: PumpStats | None) -> dict[str, Any] | None:
+    """The head message while it fails: its id, failed attempts, seconds since the first
+    failure, and what its retry budget counted (docs/design.md, "A retry budget for the
+    head message")."""
+    if stats is None or stats.head_failing is None:
+        return None
+    since = stats.head_failing_since
+    seconds = (datetime.now(UTC) - since).total_seconds() if since is not None else 0.0
+    return {"message_id": stats.head_failing, "attempts": stats.head_attempts,
+            "seconds": round(max(0.0, seconds), 1),
+            "budget_attempts": stats.head_budget_attempts,
+            "budget_seconds": round(stats.head_budget_seconds, 1)}  # fmt: skip

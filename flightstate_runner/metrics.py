@@ -127,6 +127,15 @@ class RunnerMetrics:
         self.backfill_failing = Gauge(
             "flightstate_backfill_failing", "1 while backfill attempts fail", registry=r
         )
+        self.head_failing_attempts = Gauge(
+            "flightstate_head_failing_attempts",
+            "Failed attempts of the head message while it fails (0 otherwise)", registry=r,
+        )
+        self.head_failing_seconds = Gauge(
+            "flightstate_head_failing_seconds",
+            "Seconds since the head message first failed, while it fails (0 otherwise)",
+            registry=r,
+        )
         self.kafka_unreachable = Gauge(
             "flightstate_kafka_unreachable", "1 during a broker outage", registry=r
         )

@@ -114,6 +114,16 @@ def _inbox_line(inbox: dict[str, Any]) -> str:
     return line
 
 
+def _head_failing_line(beat: dict[str, Any] | None) -> list[str]:
+    """The failing head message as the last runner heartbeat reported it (none: no line)."""
+    head = ((beat or {}).get("stats") or {}).get("head_failing")
+    if not head:
+        return []
+    return [f"failing:  head #{head['message_id']}, {head['attempts']} failed attempt(s) in "
+            f"{head['seconds']:.0f} s; retry budget counted {head['budget_attempts']} "
+            f"attempt(s), {head['budget_seconds']:.0f} s while the store answered"]  # fmt: skip
+
+
 def _dead_lines(report: dict[str, Any]) -> list[str]:
     total = report["outcomes"].get("DEAD", 0)
     if not total:
@@ -146,6 +156,7 @@ def render(report: dict[str, Any]) -> str:
         "standby:  " + (", ".join(f"{s['holder']} (last report {s['last_report']})"
                                   for s in report["standbys"]) or "none"),
         _inbox_line(report["inbox"]),
+        *_head_failing_line(report["last_runner"]),
         _gap_line(report["inbox"]["gaps"]),
         "outcomes: " + (", ".join(f"{k} {v}" for k, v in report["outcomes"].items()) or "none"),
         f"backfill: {report['backfill_backlog']} pending write-back(s)"

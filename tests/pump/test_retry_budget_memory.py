@@ -142,7 +142,8 @@ def test_the_budget_pauses_during_an_outage_and_counts_on_after_it() -> None:
     finally:
         Pump.run = original  # type: ignore[method-assign]
     dead = store.proc(STUCK)
-    assert dead is not None and dead.status is Outcome.DEAD
+    assert dead is not None
+    assert dead.status is Outcome.DEAD
     # counted before the outage: failures 1 and 2; during it nothing; after it 41 on
     assert [counted for done, counted, _ in seen if 3 <= done <= 41] == [2] * 39
     assert "4 attempts failed in 0.6 s" in (dead.reason or "")

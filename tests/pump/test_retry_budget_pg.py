@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -55,14 +54,14 @@ def _messages() -> tuple[list[str], int]:
 
 
 @pytest.fixture
-def inbox(migrated_pg: str) -> Iterator[tuple[str, str, list[int], int]]:
+def inbox(migrated_pg: str) -> tuple[str, str, list[int], int]:
     """(dsn, inbox table, message ids, the stuck message's id) in the test's database."""
     table = unique_name("cmin")
     raws, stuck_at = _messages()
     with psycopg.connect(migrated_pg) as conn:
         create_inbox_table(conn, table)
         ids = insert_messages(conn, raws, table=table)
-    yield migrated_pg, table, ids, ids[stuck_at]
+    return migrated_pg, table, ids, ids[stuck_at]
 
 
 def _pump(dsn: str, table: str) -> tuple[Pump, list[object]]:
@@ -91,7 +90,8 @@ def _run_until_idle(dsn: str, table: str) -> PumpStats:
         thread.join(30)
     for closer in closers:
         closer.close()  # type: ignore[attr-defined]
-    assert done and not thread.is_alive(), f"the pump never finished: {pump.stats}"
+    assert not thread.is_alive(), f"the pump never finished: {pump.stats}"
+    assert done
     assert pump.stats.cursor is not None
     return done[0]
 
