@@ -199,11 +199,11 @@ class OracleStore:
         one): the pump's retry budget counts a failure only then. Never raises."""
         try:
             with self._connection() as conn:
-                conn.call_timeout = PROBE_TIMEOUT_MS
+                kept, conn.call_timeout = conn.call_timeout, PROBE_TIMEOUT_MS
                 try:
                     rows = query(conn, sql.HEALTH_PROBE)
                 finally:
-                    conn.call_timeout = 0  # the pool's other users keep no limit
+                    conn.call_timeout = kept  # the session goes back to the pool as it was
         except FlightstateError:
             return False
         return bool(rows) and int(str(rows[0]["ANSWER"])) == 1

@@ -233,3 +233,12 @@ def test_stats_show_the_failing_head() -> None:
         Pump.run = original  # type: ignore[method-assign]
     # seen at the start of attempts 2..5: the failed attempts before each one
     assert shown[1:] == [(STUCK, n, True) for n in range(1, 5)]
+
+
+def test_a_transient_error_keeps_its_code_through_pickling() -> None:
+    """An exception with keyword attributes must say how to rebuild itself (``__reduce__``)."""
+    import pickle  # noqa: PLC0415
+
+    data = pickle.dumps(TransientError("lost", code="08006", connection_lost=True))
+    error = pickle.loads(data)  # noqa: S301 - our own bytes
+    assert (str(error), error.code, error.connection_lost) == ("lost", "08006", True)
