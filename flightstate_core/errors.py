@@ -40,19 +40,20 @@ class TransientError(FlightstateError):
 
     ``code``: the server's code for it where it gave one (a PostgreSQL SQLSTATE such as
     ``40P01``, an Oracle ``ORA-00060``), for the reason of a message the retry budget ends.
-    ``connection_lost``: the session was lost or never opened (no server answer to the
-    statement): such a failure says nothing about the message, so the pump's retry budget
-    never counts it (docs/design.md, "A retry budget for the head message")."""
+    ``store_wide``: the failure is the store's or the session's, never one message's (the
+    session was lost or never opened, the server is shutting down or starting, the store is
+    read-only), so the pump's retry budget never counts it (docs/design.md, "A retry budget
+    for the head message")."""
 
     def __init__(
-        self, message: str = "", *, code: str | None = None, connection_lost: bool = False
+        self, message: str = "", *, code: str | None = None, store_wide: bool = False
     ) -> None:
         super().__init__(message)
         self.code = code
-        self.connection_lost = connection_lost
+        self.store_wide = store_wide
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_transient, (type(self), str(self), self.code, self.connection_lost))
+        return (_transient, (type(self), str(self), self.code, self.store_wide))
 
 
 class PermanentError(FlightstateError):
@@ -68,7 +69,7 @@ class ConfigError(FlightstateError):
 
 
 def _transient(
-    kind: type[TransientError], message: str, code: str | None, connection_lost: bool
+    kind: type[TransientError], message: str, code: str | None, store_wide: bool
 ) -> TransientError:
     """Unpickle a ``TransientError`` (or subclass) with its keyword attributes."""
-    return kind(message, code=code, connection_lost=connection_lost)
+    return kind(message, code=code, store_wide=store_wide)

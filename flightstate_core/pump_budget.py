@@ -7,9 +7,10 @@ a trigger that fails for that flight, a statement that always times out. Retried
 it holds the whole FIFO; after its budget it is recorded DEAD and ``requeue`` brings it back
 once the cause is gone. An outage must never make a message DEAD, so:
 
-- a failure counts only if its session was not lost (``TransientError.connection_lost``:
-  a broken connection says nothing about the message, and after an outage the pool's stale
-  connections fail once each) and the store then answers its probe (``StoreHealth.ping``);
+- a failure counts only if it is not the store's or the session's (``TransientError.
+  store_wide``: a broken connection or a read-only store says nothing about the message,
+  and after an outage the pool's stale connections fail once each) and the store then
+  answers its probe (``StoreHealth.ping``);
 - seconds count only between two counted failures in a row: a failure that does not count
   pauses the budget (it is not reset), so an outage never spends it, and a probe failing
   now and then under load does not keep a stuck message alive for ever either;
@@ -71,7 +72,7 @@ class HeadBudget:
     def failed(self, exc: TransientError) -> bool:
         """Note one transient failure of the message; whether it counted (the store
         answered its probe). Always False without a budget."""
-        if not self.enabled or exc.connection_lost or not self._store_answers():
+        if not self.enabled or exc.store_wide or not self._store_answers():
             self._last = None
             return False
         now = self._monotonic()

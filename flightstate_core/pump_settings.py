@@ -55,9 +55,10 @@ class PumpSettings:
     #: The retry budget of a head message that keeps failing transiently while the store
     #: answers its health probe (``StoreHealth``): once at least this many such failures
     #: AND ``retry_budget_seconds`` of such time have passed, the message is recorded DEAD
-    #: (``requeue`` brings it back). Failures during an outage (the probe fails too) or on
-    #: a lost session are not counted, and their time is not either (docs/design.md, "A
-    #: retry budget for the head message"). 0: no budget, the head retries for ever.
+    #: (``requeue`` brings it back). Failures during an outage (the probe fails too), on a
+    #: lost session or a read-only store are not counted, and their time is not either
+    #: (docs/design.md, "A retry budget for the head message"). 0: no budget, the head
+    #: retries for ever.
     retry_budget_attempts: int = field(default=10, validator=in_range(0, 1_000_000))
     #: See ``retry_budget_attempts``: seconds of failing while the store answered.
     retry_budget_seconds: float = field(default=120.0, validator=in_range(0, 7 * 86400))

@@ -34,7 +34,7 @@ from flightstate_core.errors import FlightstateError, PermanentError, TransientE
 
 __all__ = [
     "PERMANENT_CODES",
-    "SESSION_LOST_CODES",
+    "STORE_WIDE_CODES",
     "TRANSIENT_CODES",
     "classify",
     "is_unique_violation",
@@ -58,11 +58,11 @@ PERMANENT_CODES: Final = frozenset({
     "ORA-02291", "ORA-02292", "ORA-12899", "DPI-1047", "DPY-3010",
 })  # fmt: skip
 
-#: Transient codes of a session that was lost or never opened (instance down or starting,
-#: session killed, end-of-file on the channel, listener refused): they say nothing about
-#: the statement, so the pump's retry budget does not count them.
-SESSION_LOST_CODES: Final = frozenset({
-    "ORA-00028", "ORA-01012", "ORA-01033", "ORA-01034", "ORA-01089", "ORA-01090",
+#: Transient codes of the store or the session, never of one statement (the session lost
+#: or never opened: instance down or starting, session killed, end-of-file on the channel,
+#: listener refused; a read-only standby): the pump's retry budget does not count them.
+STORE_WIDE_CODES: Final = frozenset({
+    "ORA-16000", "ORA-00028", "ORA-01012", "ORA-01033", "ORA-01034", "ORA-01089", "ORA-01090",
     "ORA-01092", "ORA-02396", "ORA-03113", "ORA-03114", "ORA-03135", "ORA-12153",
     "ORA-12170", "ORA-12514", "ORA-12516", "ORA-12518", "ORA-12519", "ORA-12520",
     "ORA-12521", "ORA-12526", "ORA-12527", "ORA-12528", "ORA-12537", "ORA-12541",
@@ -97,7 +97,7 @@ def classify(exc: oracledb.Error) -> FlightstateError:
     code = _full_code(exc)
     message = f"Oracle {code or type(exc).__name__}: {_first_line(exc)}"
     transient = TransientError(message, code=code or None,
-                               connection_lost=not code or code in SESSION_LOST_CODES)  # fmt: skip
+                               store_wide=not code or code in STORE_WIDE_CODES)  # fmt: skip
     if code in TRANSIENT_CODES:
         return transient
     if code in PERMANENT_CODES:

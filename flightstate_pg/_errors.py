@@ -25,10 +25,11 @@ __all__ = ["DISCARD_CODES", "classify", "discard_after", "translated"]
 # session ended by idle_in_transaction_session_timeout (25P03): the store comes back.
 _TRANSIENT_CLASSES: Final = ("08", "40", "53", "57", "58")
 _TRANSIENT_CODES: Final = frozenset({"55P03", "55006", "25006", "25P03"})
-#: SQLSTATEs of a session that ended or never began (shut down, terminated, starting up,
-#: ended for idling in a transaction): like a connection error without SQLSTATE they say
-#: nothing about the statement, so the pump's retry budget does not count them.
-_SESSION_LOST_CODES: Final = frozenset({"57P01", "57P02", "57P03", "25P03"})
+#: SQLSTATEs of the store or the session, never of one statement: the session ended or
+#: never began (shut down, terminated, starting up, ended for idling in a transaction) or
+#: the store is read-only. Like a connection error without SQLSTATE (and class 08) they say
+#: nothing about the message, so the pump's retry budget does not count them.
+_STORE_WIDE_CODES: Final = frozenset({"57P01", "57P02", "57P03", "25P03", "25006"})
 #: SQLSTATEs after which a connection is closed, not reused: its session defaults (read
 #: only) or its server (a standby) will not change under it.
 DISCARD_CODES: Final = frozenset({"25006", "25P03"})
@@ -39,9 +40,9 @@ def classify(exc: psycopg.Error) -> FlightstateError:
     state = exc.sqlstate
     if state is not None:
         if state[:2] in _TRANSIENT_CLASSES or state in _TRANSIENT_CODES:
-            lost = state[:2] == "08" or state in _SESSION_LOST_CODES
+            wide = state[:2] == "08" or state in _STORE_WIDE_CODES
             return TransientError(f"PostgreSQL {state}: {_first_line(exc)}", code=state,
-                                  connection_lost=lost)  # fmt: skip
+                                  store_wide=wide)  # fmt: skip
         return PermanentError(f"PostgreSQL {state}: {_first_line(exc)}")
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
         # No SQLSTATE: the connection broke (server gone, socket closed, backend killed),
@@ -50,7 +51,7 @@ def classify(exc: psycopg.Error) -> FlightstateError:
         # so the retry runs on a new session; and a retry that keeps failing stalls the
         # pump visibly instead of recording a good message DEAD for a client-side fault.
         return TransientError(f"PostgreSQL connection: {_first_line(exc)}",
-                              connection_lost=True)  # fmt: skip
+                              store_wide=True)  # fmt: skip
     return PermanentError(f"PostgreSQL: {_first_line(exc)}")
 
 
@@ -87,5 +88,5 @@ def _prefixed(error: FlightstateError, what: str) -> FlightstateError:
     """*error* with its text prefixed by *what* (a transient one keeps its code)."""
     if isinstance(error, TransientError):
         return TransientError(f"{what}: {error}", code=error.code,
-                              connection_lost=error.connection_lost)  # fmt: skip
+                              store_wide=error.store_wide)  # fmt: skip
     return type(error)(f"{what}: {error}")

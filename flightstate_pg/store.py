@@ -62,9 +62,11 @@ _ABANDON_COUNT: Final = (
     "UPDATE INBOX_CURSOR SET GAPS_ABANDONED = GAPS_ABANDONED + %s WHERE INBOX_NAME = %s"
 )
 _GAP_COUNTERS: Final = "SELECT LATE_ROWS, GAPS_ABANDONED FROM INBOX_CURSOR WHERE INBOX_NAME = %s"
-#: The health probe: the server answers, and is not a standby in recovery (which answers a
-#: SELECT but can take no write, as after a failover not yet promoted).
-_PROBE: Final = "SELECT pg_is_in_recovery()"
+#: The health probe: the server answers, and can take a write: neither a standby in
+#: recovery (after a failover not yet promoted) nor a read-only database answers true.
+_PROBE: Final = (
+    "SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'"
+)
 #: Seconds the probe may take to connect and to run (libpq's connect_timeout minimum is 2).
 PROBE_TIMEOUT_S: Final = 2
 
@@ -259,7 +261,7 @@ def _answers(conn: Conn, *, local: bool) -> bool:
     row = conn.execute(_PROBE).fetchone()
     if local:
         conn.execute("COMMIT")
-    return row == (False,)
+    return row == (True,)
 
 
 def _quiet_rollback(conn: Conn) -> None:

@@ -108,4 +108,4 @@ def test_a_transient_error_carries_its_code(message: str, code: str, lost: bool)
     """The retry budget's DEAD reason names the code; a lost session is never counted."""
     result = classify(_error(oracledb.DatabaseError, message))
     assert isinstance(result, TransientError)
-    assert (result.code, result.connection_lost) == (code, lost)
+    assert (result.code, result.store_wide) == (code, lost)

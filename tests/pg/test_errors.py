@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from flightstate_core.errors import PermanentError, TransientError
 from flightstate_core.testing.store_contract import flight, processed
@@ -77,13 +78,13 @@ def test_a_transient_error_carries_its_sqlstate(fresh_pg: str) -> None:
         holder.execute("SELECT 1 FROM PIPELINE_LOCK FOR UPDATE")
         with pytest.raises(TransientError) as caught, store.transaction() as tx:
             tx.lock_pipeline(0)
-    assert (caught.value.code, caught.value.connection_lost) == ("55P03", False)
+    assert (caught.value.code, caught.value.store_wide) == ("55P03", False)
     store.close()
     unreachable = PgStore(make_conninfo("host=127.0.0.1 port=1 dbname=x user=postgres"))
     with pytest.raises(TransientError) as lost:
         unreachable.get_flights(["15"])
     assert lost.value.code is None
-    assert lost.value.connection_lost is True
+    assert lost.value.store_wide is True
 
 
 def test_ping_answers_while_the_server_does(fresh_pg: str) -> None:
@@ -96,3 +97,25 @@ def test_ping_answers_while_the_server_does(fresh_pg: str) -> None:
     store.close()
     unreachable = PgStore(make_conninfo("host=127.0.0.1 port=1 dbname=x user=postgres"))
     assert unreachable.ping() is False
+
+
+def test_a_read_only_store_is_not_healthy_and_its_error_is_store_wide(fresh_pg: str) -> None:
+    """A database that answers but takes no write (as a standby after a failover) is not
+    healthy, and its 25006 is never counted against a message."""
+    name = str(conninfo_to_dict(fresh_pg)["dbname"])
+    with psycopg.connect(fresh_pg, autocommit=True) as admin:
+        admin.execute(sql.SQL("ALTER DATABASE {} SET default_transaction_read_only = on")
+                      .format(sql.Identifier(name)))  # fmt: skip
+    store = PgStore(fresh_pg)
+    try:
+        assert store.ping() is False
+        with pytest.raises(TransientError) as caught, store.transaction() as tx:
+            tx.lock_pipeline(0)
+            tx.save(processed(1, flight("15")))
+        assert (caught.value.code, caught.value.store_wide) == ("25006", True)
+    finally:
+        store.close()
+        writable = make_conninfo(fresh_pg, options="-c default_transaction_read_only=off")
+        with psycopg.connect(writable, autocommit=True) as admin:
+            admin.execute(sql.SQL("ALTER DATABASE {} RESET default_transaction_read_only")
+                          .format(sql.Identifier(name)))  # fmt: skip

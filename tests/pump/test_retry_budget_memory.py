@@ -154,7 +154,7 @@ def test_the_budget_pauses_during_an_outage_and_counts_on_after_it() -> None:
 def test_a_lost_session_is_not_counted() -> None:
     store, inbox, time = MemoryStore(), inbox_of(), FakeTime()
     processor = Failing(store, make=lambda: TransientError("connection closed",
-                                                          connection_lost=True))  # fmt: skip
+                                                          store_wide=True))  # fmt: skip
     run(store, processor, inbox, time)
     assert store.proc(STUCK).status is not Outcome.DEAD  # type: ignore[union-attr]
     assert processor.left == 0
@@ -239,6 +239,6 @@ def test_a_transient_error_keeps_its_code_through_pickling() -> None:
     """An exception with keyword attributes must say how to rebuild itself (``__reduce__``)."""
     import pickle  # noqa: PLC0415
 
-    data = pickle.dumps(TransientError("lost", code="08006", connection_lost=True))
+    data = pickle.dumps(TransientError("lost", code="08006", store_wide=True))
     error = pickle.loads(data)  # noqa: S301 - our own bytes
-    assert (str(error), error.code, error.connection_lost) == ("lost", "08006", True)
+    assert (str(error), error.code, error.store_wide) == ("lost", "08006", True)
