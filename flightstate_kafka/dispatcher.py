@@ -9,6 +9,10 @@ over the leading settled rows with one single-row UPDATE per window. A failed re
 stops it: the next attempt reads from the watermark again, so delivered rows after the
 failure are sent twice (duplicates, never loss), and so does a crash between produce and
 the UPDATE. The consumer helper drops duplicates by (FLID, STATE_VERSION, updatedAt).
+A record that can never be delivered (a payload over ``max_record_bytes``, checked before
+producing, or one the producer or broker refuses as too large or invalid) is *parked*
+instead: recorded in the store and settled, so the watermark moves past it and it blocks
+nothing (``flightstate_kafka._parking``; docs/design.md, "Outbox dispatch").
 Records are produced in EVENT_ID order by one idempotent producer with bounded in-flight
 requests, so a partition never sees an older version of a FLID after a newer one within
 a batch (coalescing sends only the newest snapshot of a run); across a retry an older

@@ -14,7 +14,7 @@ from flightstate_runner import probes
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.wiring import require, require_schema
 
-__all__ = ["collect", "render"]
+__all__ = ["collect", "outbox_report", "parked_error", "render"]
 
 
 def _leader(dsn: str, runners: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -56,7 +56,7 @@ def outbox_report(dsn: str) -> dict[str, Any]:
                 for p in parked]}  # fmt: skip
 
 
-def _parked_error(outbox: dict[str, Any]) -> str | None:
+def parked_error(outbox: dict[str, Any]) -> str | None:
     """``last_error`` when no runner reported one but events are parked (the newest)."""
     if not outbox["parked_listed"]:
         return None
@@ -115,7 +115,7 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
         "backfill_failures": probes.failing_backfills(dsn),
         "outbox": outbox,
         "requests": requests,
-        "last_error": (beat["last_error"] if beat else None) or _parked_error(outbox),
+        "last_error": (beat["last_error"] if beat else None) or parked_error(outbox),
         "last_runner": beat,
         "config": config.describe(),
     }
