@@ -151,6 +151,8 @@ class BatchTracker:
     def parked_sends(self) -> list[tuple[Send, str]]:
         """The parked sends that settle rows (those before the first failure, once every
         report is in), with their reasons, in send order."""
+        if not self.parked:  # the common case: no plan computed (it costs per row)
+            return []
         settled = len(self._settled())
         return [(self.plan[i], self.parked[i]) for i in sorted(self.parked) if i < settled]
 

@@ -84,3 +84,13 @@ def test_a_parking_after_a_failure_settles_nothing_beyond_it() -> None:
 def test_the_refusals_are_the_permanent_record_errors() -> None:
     assert {KafkaError(c).name() for c in REFUSALS} == {
         "MSG_SIZE_TOO_LARGE", "RECORD_LIST_TOO_LARGE", "INVALID_RECORD", "INVALID_MSG_SIZE"}
+
+
+def test_a_complete_batch_without_parking_never_computes_its_plan() -> None:
+    """The hot path: a window with nothing parked costs no plan (a pass over every row)."""
+    rows = [rec(i, f"F{i}", 1, b"x") for i in range(1, 50)]
+    t = tracker(rows)
+    t.all_reported()
+    assert t.settled_through() == (49, 49)
+    assert t.parked_sends() == []
+    assert t._plan is None  # the cost under test
