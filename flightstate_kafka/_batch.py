@@ -156,6 +156,17 @@ class BatchTracker:
         settled = len(self._settled())
         return [(self.plan[i], self.parked[i]) for i in sorted(self.parked) if i < settled]
 
+    def delivered_records(self) -> list[OutboxRow]:
+        """The records of ``delivered_sends`` without their covers (no plan computed)."""
+        if self.complete:
+            upto = len(self.sends)
+        elif self.outstanding or self.first_bad is None:
+            upto = 0
+        else:
+            upto = self.first_bad
+        parked = self.parked
+        return [r for i, r in enumerate(self.sends[:upto]) if i not in parked]
+
     def _settled(self) -> Sequence[Send]:
         """Sends that settle their rows (delivered or parked): all if complete, else those
         before the first failure once every report is in, else none (unknown)."""

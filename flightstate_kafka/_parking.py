@@ -107,10 +107,10 @@ class Parking:
             return
         if not opened:
             return
-        delivered = [(send.record.key, send.record.event_id)
-                     for tracker in window for send in tracker.delivered_sends()
-                     if send.record.topic == "schd" and send.record.key in opened
-                     and send.record.event_id <= through]  # fmt: skip
+        delivered = [(record.key, record.event_id)
+                     for tracker in window for record in tracker.delivered_records()
+                     if record.key in opened and record.topic == "schd"
+                     and record.event_id <= through]  # fmt: skip
         if not delivered:
             return
         try:

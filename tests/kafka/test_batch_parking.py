@@ -55,6 +55,7 @@ def test_a_broker_refusal_parks_the_refused_record_of_its_key() -> None:
     assert send.record.event_id == 2
     assert why.startswith("refused by the broker: MSG_SIZE_TOO_LARGE")
     assert [s.record.event_id for s in t.delivered_sends()] == [1, 3]
+    assert [r.event_id for r in t.delivered_records()] == [1, 3]
 
 
 def test_a_timeout_is_a_failure_never_a_parking() -> None:
@@ -93,4 +94,5 @@ def test_a_complete_batch_without_parking_never_computes_its_plan() -> None:
     t.all_reported()
     assert t.settled_through() == (49, 49)
     assert t.parked_sends() == []
+    assert len(t.delivered_records()) == 49  # what resolving parked events reads
     assert t._plan is None  # the cost under test
