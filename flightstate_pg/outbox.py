@@ -257,8 +257,9 @@ class PgOutbox:
                                      e.size_bytes, e.reason, at) for e in events])
 
     def parked(self, limit: int) -> list[ParkedEvent]:
-        """Unresolved parked events, lowest EVENT_ID first, at most *limit*."""
-        rows, _ = self._run(self._stats, "reading parked events", _PARKED, (limit,), fetch=True)
+        """Unresolved parked events, lowest EVENT_ID first, at most *limit* (on the read
+        connection: the dispatcher asks once, and has that one open already)."""
+        rows, _ = self._run(self._read, "reading parked events", _PARKED, (limit,), fetch=True)
         return [ParkedEvent(*row) for row in rows]
 
     def parked_count(self) -> int:
