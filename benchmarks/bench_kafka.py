@@ -10,6 +10,9 @@ PostgreSQL database (FLIGHTSTATE_TEST_PG_DSN, default postgres@127.0.0.1:5432/te
   backlog is empty (read from the watermark, plan, produce with headers, await reports,
   move the watermark). Every ``schd`` row has its own FLID, so nothing is coalesced.
 
+BENCH_KAFKA_COMPRESSION sets the producer's ``compression.type`` of both paths (default:
+the dispatcher's own, ``producer_config``), to compare codecs.
+
 The machine is shared, so raw and dispatch alternate for BENCH_KAFKA_ROUNDS rounds (3)
 and the table shows every round and the medians; the ratio is median / median.
 Targets: dispatch ≥ 50 % of raw and ≥ 20,000 events/s.
@@ -40,6 +43,8 @@ from tests.kafka._outbox_db import create_outbox_schema
 EVENTS = int(os.environ.get("BENCH_KAFKA_EVENTS", "100000"))
 ROUNDS = int(os.environ.get("BENCH_KAFKA_ROUNDS", "3"))
 BATCH = int(os.environ.get("BENCH_KAFKA_BATCH", "5000"))
+CODEC = os.environ.get("BENCH_KAFKA_COMPRESSION")
+_OVERRIDES = {"compression.type": CODEC} if CODEC else {}
 PG = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
 _COPY = ("COPY msg_event (topic, event_key, payload, flid, state_version, kind, message_id)"
          " FROM STDIN")
@@ -128,9 +133,10 @@ def measure(broker: TansuBroker, dsn: str, data: list[tuple[object, ...]]
     raws: list[float] = []
     dispatched: list[float] = []
     for n in range(ROUNDS):
-        raw_settings = KafkaSettings(broker.bootstrap,
+        raw_settings = KafkaSettings(broker.bootstrap, producer_overrides=_OVERRIDES,
                                      topics={"schd": f"raw_schd{n}", "msg": f"raw_msg{n}"})
         settings = KafkaSettings(broker.bootstrap, batch_size=BATCH,
+                                 producer_overrides=_OVERRIDES,
                                  topics={"schd": f"schd{n}", "msg": f"msg{n}"})
         for s in (raw_settings, settings):
             provision_topics(s, TopicSettings(partitions=6))
@@ -152,7 +158,7 @@ def main() -> None:
     size = sum(len(str(r[2])) for r in data) / len(data)
     raw, disp = statistics.median(raws), statistics.median(dispatched)
     print(f"bench_kafka: {len(data):,} events (avg value {size:.0f} B), batch {BATCH}, "
-          f"{ROUNDS} alternating rounds")
+          f"{ROUNDS} alternating rounds, compression {CODEC or 'default'}")
     print(f"{'path':<30}" + "".join(f"{f'round {n + 1}':>11}" for n in range(ROUNDS))
           + f"{'median':>11}{'vs raw':>8}")
     for name, values, ratio in (("raw confluent-kafka (ev/s)", raws, 1.0),

@@ -22,6 +22,7 @@ from attrs import define, evolve, field
 from flightstate_core.decision import Outcome
 from flightstate_core.errors import LeadershipLost, PermanentError
 from flightstate_core.gaps import gaps_after, late_count, touches_gaps
+from flightstate_core.memory_parked import MemoryParking
 from flightstate_core.outbox import OutboxBacklog, leading_run
 from flightstate_core.records import (
     BackfillIntent,
@@ -169,12 +170,13 @@ class MemoryTransaction:
         return self.tables.cursors.get(self._store.inbox_name, 0)
 
 
-class MemoryStore:
-    """The reference store (see the module docstring)."""
+class MemoryStore(MemoryParking):
+    """The reference store (see the module docstring); parked outbox rows: ``MemoryParking``."""
 
     def __init__(
         self, *, inbox_name: str = DEFAULT_INBOX, clock: Callable[[], datetime] | None = None
     ) -> None:
+        super().__init__()
         self.inbox_name = inbox_name
         self.epoch = 0
         self._holder: str | None = None

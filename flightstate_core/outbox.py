@@ -8,10 +8,14 @@ it, and the figures ``backlog`` reports, are one definition, not one per backend
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from datetime import datetime
 
 from attrs import frozen
 
-__all__ = ["OutboxBacklog", "leading_run"]
+__all__ = ["PARKED_REASON_MAX_CHARS", "OutboxBacklog", "ParkedEvent", "leading_run"]
+
+#: A parking reason is cut to this many characters (it fits a VARCHAR2(4000 BYTE)).
+PARKED_REASON_MAX_CHARS = 1000
 
 
 @frozen
@@ -35,3 +39,22 @@ def leading_run(undelivered: Sequence[int], given: Collection[int]) -> int | Non
             break
         top = event_id
     return top
+
+
+@frozen
+class ParkedEvent:
+    """An outbox row that cannot be delivered for a permanent reason (docs/design.md,
+    "Outbox dispatch": too large for the record limit, or refused by the broker as
+    invalid). The dispatcher records it and moves the watermark past it; it stays listed
+    (unresolved) until a later ``schd`` record of its flight is delivered.
+
+    *flid* is the record key (MSG_EVENT.EVENT_KEY: the FLID), *topic* the logical topic,
+    *size_bytes* the payload size, *parked_at* None until the store wrote it."""
+
+    event_id: int
+    flid: str
+    topic: str
+    state_version: int
+    size_bytes: int
+    reason: str
+    parked_at: datetime | None = None

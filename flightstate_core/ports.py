@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from flightstate_core.outbox import OutboxBacklog
+from flightstate_core.outbox import OutboxBacklog, ParkedEvent
 from flightstate_core.records import (
     BackfillIntent,
     GapRange,
@@ -207,6 +207,22 @@ class Outbox(Protocol):
 
     def backlog(self) -> OutboxBacklog:
         """How many rows wait above the watermark, and how old the oldest one is."""
+
+    def park(self, events: Sequence[ParkedEvent], at: datetime) -> None:
+        """Record rows that cannot be delivered (permanent reason) as parked at *at*;
+        idempotent per EVENT_ID (a retried window parks the same row again). The caller
+        then advances the watermark past them: parking = record + advance past."""
+
+    def parked(self, limit: int) -> list[ParkedEvent]:
+        """Unresolved parked rows, lowest EVENT_ID first, at most *limit*."""
+
+    def parked_count(self) -> int:
+        """How many parked rows are unresolved."""
+
+    def resolve_parked(self, delivered: Sequence[tuple[str, int]], at: datetime) -> int:
+        """For each (FLID, EVENT_ID) of a delivered ``schd`` record: mark the unresolved
+        parked rows of that FLID with a lower EVENT_ID resolved at *at* (its full state
+        reached Kafka). Returns how many rows it resolved."""
 
 
 @runtime_checkable

@@ -13,6 +13,13 @@ test ``flush()`` uses) and no failure report charged it. A failure report names 
 and key, not its position (librdkafka drops the headers), so it is charged to the *first*
 send of that topic and key in the batch: at or before the real one, so the watermark may
 stop early (more re-sent), never late (never lost).
+
+Parked sends (docs/design.md, "Outbox dispatch"): a send that cannot be delivered for a
+permanent reason (over the record limit, checked before producing; or refused by the broker
+as invalid or too large) is *parked*: it settles its rows like a delivered one (the
+dispatcher records it in the store before the watermark moves past it), it is not counted
+as delivered. A refusal report is charged to the first send of its topic and key whose
+payload is the refused value (the first of that topic and key if none matches).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from collections.abc import Mapping, Sequence
 
 from confluent_kafka import KafkaError, Message
 
+from flightstate_kafka._errors import refusal
 from flightstate_kafka._plan import OutboxRow, Send, plan_batch
 
 __all__ = ["BatchTracker"]
@@ -46,6 +54,7 @@ class BatchTracker:
         self.bad = 0  # failed reports, plus sends produce() refused
         self.first_bad: int | None = None  # lowest send index a failure is charged to
         self.error: KafkaError | None = None  # the first failure seen
+        self.parked: dict[int, str] = {}  # send index -> why it cannot be delivered
         self._first_index: dict[tuple[str, bytes | None], int] | None = None
         self._plan: list[Send] | None = None
 
@@ -61,11 +70,31 @@ class BatchTracker:
         with ``delivery.report.only.error``: successes are counted by ``all_reported``
         (a report of a success, if any, is ignored)."""
         if err is not None:
-            self.fail(self._index_of(msg.topic(), msg.key()), err)
+            reason = refusal(err)
+            if reason is None:
+                self.fail(self._index_of(msg.topic(), msg.key()), err)
+            else:
+                self.park(self._refused_index(msg), f"refused by the broker: {reason}")
+
+    def park(self, index: int, reason: str) -> None:
+        """Send *index* cannot be delivered (permanent *reason*): it settles its rows."""
+        self.parked.setdefault(index, reason)
 
     def all_reported(self) -> None:
         """The producer holds nothing more: every send without a failure was delivered."""
-        self.ok = len(self.sends) - self.bad
+        self.ok = len(self.sends) - self.bad - len(self.parked)
+
+    def _refused_index(self, msg: Message) -> int:
+        """The send a refusal report is about: the first of its topic and key with the
+        refused payload (the first of its topic and key if none has it)."""
+        first = self._index_of(msg.topic(), msg.key())
+        value = msg.value()
+        for position in range(first, len(self.sends)):
+            record = self.sends[position]
+            if record.key.encode() == msg.key() and record.payload == value and \
+                    position not in self.parked:
+                return position
+        return first
 
     def _index_of(self, topic: str | None, key: bytes | None) -> int:
         """The first send of the batch with this Kafka topic and key (0 if none matches)."""
@@ -99,19 +128,47 @@ class BatchTracker:
     @property
     def outstanding(self) -> int:
         """Sends still waiting for a delivery report."""
-        return len(self.sends) - self.ok - self.bad
+        return len(self.sends) - self.ok - self.bad - len(self.parked)
 
     @property
     def complete(self) -> bool:
-        """Every send was delivered."""
-        return self.ok == len(self.sends)
+        """Every send was delivered or parked."""
+        return self.ok + len(self.parked) == len(self.sends)
 
     def failed(self) -> bool:
         """True once any send has failed."""
         return self.bad > 0
 
     def delivered_sends(self) -> Sequence[Send]:
-        """Sends known to be delivered, with their covers: all if complete, else those
+        """Sends known to be delivered, with their covers: all (but the parked) if
+        complete, else those before the first failure once every report is in, else none
+        (unknown)."""
+        settled = self._settled()
+        if not self.parked:
+            return settled
+        return [s for i, s in enumerate(settled) if i not in self.parked]
+
+    def parked_sends(self) -> list[tuple[Send, str]]:
+        """The parked sends that settle rows (those before the first failure, once every
+        report is in), with their reasons, in send order."""
+        if not self.parked:  # the common case: no plan computed (it costs per row)
+            return []
+        settled = len(self._settled())
+        return [(self.plan[i], self.parked[i]) for i in sorted(self.parked) if i < settled]
+
+    def delivered_records(self) -> list[OutboxRow]:
+        """The records of ``delivered_sends`` without their covers (no plan computed)."""
+        if self.complete:
+            upto = len(self.sends)
+        elif self.outstanding or self.first_bad is None:
+            upto = 0
+        else:
+            upto = self.first_bad
+        parked = self.parked
+        return [r for i, r in enumerate(self.sends[:upto]) if i not in parked]
+
+    def _settled(self) -> Sequence[Send]:
+        """Sends that settle their rows (delivered or parked): all if complete, else those
         before the first failure once every report is in, else none (unknown)."""
         if self.complete:
             return self.plan
@@ -128,7 +185,7 @@ class BatchTracker:
         it is settled, and how many rows that is; ``(0, 0)`` if the first row is not."""
         if self.complete:
             return self.last_id, self.rows
-        settled = {i for send in self.delivered_sends() for i in send.covers}
+        settled = {i for send in self._settled() for i in send.covers}
         through, count = 0, 0
         for event_id in self.row_ids():
             if event_id not in settled:

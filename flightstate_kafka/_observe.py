@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from flightstate_core.outbox import ParkedEvent
 from flightstate_kafka._plan import OutboxRow
 
 __all__ = ["DispatchObserver", "NullObserver", "record_headers"]
@@ -29,6 +30,10 @@ class DispatchObserver(Protocol):
     def producer_rebuilt(self, reason: str) -> None:
         """The producer was thrown away and a new one will be built."""
 
+    def parked(self, events: Sequence[ParkedEvent]) -> None:
+        """These outbox rows cannot be delivered (permanent reason): recorded in the store,
+        and the watermark moves past them (``flightstate_kafka._parking``)."""
+
     def backlog(self, count: int, oldest_age_s: float | None) -> None:
         """Undelivered rows in the outbox and the age of the oldest one."""
 
@@ -46,6 +51,9 @@ class NullObserver:
         """Ignore."""
 
     def producer_rebuilt(self, reason: str) -> None:
+        """Ignore."""
+
+    def parked(self, events: Sequence[ParkedEvent]) -> None:
         """Ignore."""
 
     def backlog(self, count: int, oldest_age_s: float | None) -> None:

@@ -9,6 +9,10 @@ over the leading settled rows with one single-row UPDATE per window. A failed re
 stops it: the next attempt reads from the watermark again, so delivered rows after the
 failure are sent twice (duplicates, never loss), and so does a crash between produce and
 the UPDATE. The consumer helper drops duplicates by (FLID, STATE_VERSION, updatedAt).
+A record that can never be delivered (a payload over ``max_record_bytes``, checked before
+producing, or one the producer or broker refuses as too large or invalid) is *parked*
+instead: recorded in the store and settled, so the watermark moves past it and it blocks
+nothing (``flightstate_kafka._parking``; docs/design.md, "Outbox dispatch").
 Records are produced in EVENT_ID order by one idempotent producer with bounded in-flight
 requests, so a partition never sees an older version of a FLID after a newer one within
 a batch (coalescing sends only the newest snapshot of a run); across a retry an older
@@ -61,9 +65,10 @@ from flightstate_core.errors import LeadershipLost, PermanentError, TransientErr
 from flightstate_core.outbox import OutboxBacklog
 from flightstate_core.ports import CommitWatch, Outbox
 from flightstate_kafka._batch import BatchTracker
-from flightstate_kafka._errors import translate
+from flightstate_kafka._errors import refusal, translate
 from flightstate_kafka._observe import DispatchObserver, NullObserver, record_headers
 from flightstate_kafka._outage import DebugLogger, OutageLog
+from flightstate_kafka._parking import Parking
 from flightstate_kafka._plan import OutboxRow, select_sends
 from flightstate_kafka.producer import build_producer, producer_config
 from flightstate_kafka.settings import KafkaSettings
@@ -115,6 +120,7 @@ class Dispatcher:
         self.settings = settings
         self._factory = producer_factory
         self._observer: DispatchObserver = observer or NullObserver()
+        self.parking = Parking(outbox, self._observer, log, settings.max_record_bytes)
         self._producer: Producer | None = None
         self._fatal: KafkaError | None = None
         self._backlog_every_s = backlog_every_s
@@ -249,19 +255,29 @@ class Dispatcher:
     def _produce(self, producer: Producer, tracker: BatchTracker) -> None:
         produce, report = producer.produce, tracker.report  # hot loop: local names
         headers_of, topics = record_headers, self.settings.topics  # topics checked by caller
-        extra = self._epoch_header
+        extra, parking = self._epoch_header, self.parking
+        limit, refused = parking.payload_limit, parking.refused
         for index, record in enumerate(tracker.sends):
+            payload = record.payload
+            # Parked, not produced: too large, or refused in an earlier attempt.
+            if (payload is not None and len(payload) > limit) or (
+                    refused and record.event_id in refused):
+                tracker.park(index, parking.reason(record))
+                continue
             topic, headers = topics[record.topic], headers_of(record) + extra
             while True:
                 try:
-                    produce(topic, record.payload, record.key, headers=headers,
-                            on_delivery=report)
+                    produce(topic, payload, record.key, headers=headers, on_delivery=report)
                     break
                 except BufferError:
                     if not self._poll(producer, _POLL_S):  # fatal while the queue was full
                         tracker.fail_unsent(index, self._fatal or KafkaError(KafkaError._FAIL))
                         return
                 except KafkaException as exc:
+                    reason = refusal(exc.args[0])  # the size check's backstop
+                    if reason is not None:
+                        tracker.park(index, f"refused by the producer: {reason}")
+                        break
                     tracker.fail_unsent(index, exc.args[0])
                     return
 
@@ -397,10 +413,14 @@ class Dispatcher:
                 through, count = last, count + rows
             if not tracker.complete:
                 break
+        self.parking.remember(window)
         try:
             if count:
+                now = datetime.now(UTC)
+                self._park(window, through, now)
                 self._move_watermark(through)
                 self._report_settled(window, through)
+                self.parking.resolve(window, through, now)
         finally:
             for tracker in window:
                 self._report(tracker)
@@ -410,10 +430,20 @@ class Dispatcher:
             reason = str(self._fatal or (errors[0] if errors else None)
                          or "records without a delivery report")
             self.rebuild(reason)
-            undelivered = sum(len(t.sends) - len(t.delivered_sends()) for t in window)
+            undelivered = sum(len(t.sends) - len(t.delivered_sends()) - len(t.parked)
+                              for t in window)  # fmt: skip
             raise TransientError(f"{undelivered} records not known delivered ({count} rows "
                                  f"settled): {reason}")
         return count
+
+    def _park(self, window: Sequence[BatchTracker], through: int, now: datetime) -> None:
+        """Record the window's parked sends before the watermark moves past them; if that
+        fails, the read ahead is dropped (the next window starts at the stored watermark)."""
+        try:
+            self.parking.record(window, through, now)
+        except BaseException:
+            self._drop_ahead()
+            raise
 
     def _move_watermark(self, through: int) -> None:
         """One UPDATE (``advance``). If it fails, the read ahead is dropped: the next window
@@ -433,7 +463,7 @@ class Dispatcher:
     def _report(self, tracker: BatchTracker) -> None:
         if isinstance(self._observer, NullObserver):
             return
-        if tracker.complete:  # cheap: no plan needed
+        if tracker.complete and not tracker.parked:  # cheap: no plan needed
             rows = Counter(r.topic for r in tracker.records)
             for topic, count in Counter(r.topic for r in tracker.sends).items():
                 self._observer.delivered(topic, count, rows[topic])
@@ -446,8 +476,9 @@ class Dispatcher:
             covered[record.topic] += len(covers)
         for topic, count in records.items():
             self._observer.delivered(topic, count, covered[topic])
-        if len(delivered) < len(tracker.sends):
-            self._observer.failed(len(tracker.sends) - len(delivered))
+        undelivered = len(tracker.sends) - len(delivered) - len(tracker.parked)
+        if undelivered > 0:
+            self._observer.failed(undelivered)
 
     # ------------------------------------------------------------------ loop & housekeeping
 

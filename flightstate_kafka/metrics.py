@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from flightstate_core.outbox import ParkedEvent
 from flightstate_kafka._plan import OutboxRow
 
 __all__ = ["DispatcherMetrics"]
@@ -40,6 +41,12 @@ class DispatcherMetrics:
         self.failures = Counter(
             "kafka_records_failed", "Kafka records not delivered (retried later)",
             namespace=ns, registry=reg)
+        self.parked_events = Counter(
+            "outbox_events_parked", "Outbox rows parked: not deliverable for a permanent "
+            "reason (too large, refused by the broker); the watermark moved past them",
+            ["topic"], namespace=ns, registry=reg)
+        for topic in ("schd", "msg"):  # from 0: an alert on increase() sees the first one
+            self.parked_events.labels(topic)
         self.rebuilds = Counter(
             "kafka_producer_rebuilds", "Producers thrown away and rebuilt",
             namespace=ns, registry=reg)
@@ -59,6 +66,11 @@ class DispatcherMetrics:
     def producer_rebuilt(self, reason: str) -> None:
         """Count a producer rebuild."""
         self.rebuilds.inc()
+
+    def parked(self, events: Sequence[ParkedEvent]) -> None:
+        """Count parked rows by logical topic."""
+        for event in events:
+            self.parked_events.labels(event.topic).inc()
 
     def backlog(self, count: int, oldest_age_s: float | None) -> None:
         """Set the backlog gauges."""

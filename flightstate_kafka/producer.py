@@ -19,6 +19,11 @@ Why the settings are what they are:
   (``bench_kafka``: the same dispatch rate with linger 5, 1 and 0, within this machine's
   noise). 0 would save about another millisecond at the cost of one request per record
   while the queue trickles (docs/design.md, "Freshness").
+- ``compression.type=zstd``: chosen by measurement on real ``schd`` payloads
+  (``benchmarks/bench_compression.py``; docs/design.md, "Outbox dispatch").
+- ``message.max.bytes`` is ``KafkaSettings.max_record_bytes`` (librdkafka checks it per
+  record before compression) and ``batch.size`` at most that: the one size setting, which
+  the topics ``provision_topics`` creates also follow. An override may not set them.
 - A producer is disposable: after a fatal error (or, on tansu, after a broker restart,
   which an idempotent producer does not survive) the dispatcher builds a new one.
 """
@@ -32,7 +37,7 @@ from confluent_kafka import Producer
 from flightstate_core.errors import ConfigError
 from flightstate_kafka.settings import KafkaSettings
 
-__all__ = ["PINNED", "ProducerFactory", "build_producer", "producer_config"]
+__all__ = ["PINNED", "SIZED", "ProducerFactory", "build_producer", "producer_config"]
 
 #: Properties an override may not change: they carry the delivery guarantees.
 PINNED: Mapping[str, str] = {
@@ -41,13 +46,17 @@ PINNED: Mapping[str, str] = {
     "enable.gapless.guarantee": "true",
 }
 
+#: Properties that follow ``KafkaSettings.max_record_bytes`` (an override may not set them).
+SIZED = frozenset({"message.max.bytes", "batch.size"})
+
+_BATCH_BYTES = 1_048_576  # a catch-up batch; never above the record limit
+
 _DEFAULTS: Mapping[str, str] = {
     "max.in.flight.requests.per.connection": "5",
     "linger.ms": "1",
     "batch.num.messages": "10000",
-    "batch.size": "1048576",
     "queue.buffering.max.messages": "200000",
-    "compression.type": "lz4",
+    "compression.type": "zstd",
     "partitioner": "murmur2_random",
     "retry.backoff.ms": "100",
     "socket.keepalive.enable": "true",
@@ -65,8 +74,13 @@ def producer_config(settings: KafkaSettings) -> dict[str, str]:
         "client.id": settings.client_id,
         "message.timeout.ms": str(int(settings.delivery_timeout_s * 1000)),
         **_DEFAULTS,
+        "message.max.bytes": str(settings.max_record_bytes),
+        "batch.size": str(min(_BATCH_BYTES, settings.max_record_bytes)),
     }
     for key, value in settings.producer_overrides.items():
+        if key in SIZED:
+            raise ConfigError(f"kafka.producer_overrides: {key} follows kafka.max_record_bytes;"
+                              " set that instead")
         if key in PINNED and str(value).lower() != PINNED[key]:
             raise ConfigError(f"kafka.producer_overrides: {key} is pinned to {PINNED[key]}")
         conf[key] = str(value)

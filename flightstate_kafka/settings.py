@@ -9,10 +9,16 @@ from attrs import field, frozen
 
 from flightstate_core.errors import ConfigError
 
-__all__ = ["LOGICAL_TOPICS", "KafkaSettings", "TopicSettings"]
+__all__ = ["LOGICAL_TOPICS", "RECORD_ALLOWANCE_BYTES", "KafkaSettings", "TopicSettings"]
 
 #: Logical topic names stored in MSG_EVENT.TOPIC.
 LOGICAL_TOPICS = ("schd", "msg")
+
+#: What a record adds to its payload within ``max_record_bytes``: the key (a FLID, at most
+#: 64 bytes) and the headers (``record_headers`` plus the epoch: about 120 bytes), rounded
+#: up. The dispatcher parks a payload over ``max_record_bytes - RECORD_ALLOWANCE_BYTES``.
+RECORD_ALLOWANCE_BYTES = 512
+_MAX_RECORD_LIMIT = 1_000_000_000  # librdkafka's largest message.max.bytes
 
 
 def _frozen_map(value: Mapping[str, str]) -> Mapping[str, str]:
@@ -63,6 +69,11 @@ class KafkaSettings:
       nothing more (see ``Dispatcher``). None: idempotent, non-transactional producing.
     - ``outage_log_every_s``: while the broker stays unreachable, one summary line per this
       many seconds (plus one line when the outage starts and one when it ends).
+    - ``max_record_bytes``: the largest record (payload, key and headers, before
+      compression) the dispatcher sends. The one size setting: the producer's
+      ``message.max.bytes`` and the ``max.message.bytes`` of the topics ``provision_topics``
+      creates follow it. A larger payload is parked, not sent (docs/design.md, "Outbox
+      dispatch"). The default fits every broker's default limit.
     """
 
     bootstrap_servers: str
@@ -81,6 +92,7 @@ class KafkaSettings:
     max_backoff_s: float = 5.0
     transactional_id: str | None = None
     outage_log_every_s: float = 60.0
+    max_record_bytes: int = 1_000_000
 
     def __attrs_post_init__(self) -> None:
         missing = [name for name in LOGICAL_TOPICS if not self.topics.get(name)]
@@ -92,3 +104,6 @@ class KafkaSettings:
             raise ConfigError("kafka.delivery_timeout_s and stuck_after_s must be positive")
         if not self.outage_log_every_s > 0:  # also refuses NaN
             raise ConfigError("kafka.outage_log_every_s must be positive")
+        if not 4 * RECORD_ALLOWANCE_BYTES <= self.max_record_bytes <= _MAX_RECORD_LIMIT:
+            raise ConfigError(f"kafka.max_record_bytes must be {4 * RECORD_ALLOWANCE_BYTES}.."
+                              f"{_MAX_RECORD_LIMIT} (librdkafka's message.max.bytes range)")

@@ -22,15 +22,26 @@ from flightstate_core.errors import TransientError
 from flightstate_kafka._errors import translate
 from flightstate_kafka.settings import KafkaSettings, TopicSettings
 
-__all__ = ["provision_topics", "topic_configs"]
+__all__ = ["BATCH_FRAMING_BYTES", "provision_topics", "topic_configs"]
+
+#: The broker checks a record *batch* against ``max.message.bytes``: a batch header (61
+#: bytes) and per-record framing on top of what the producer counts (rounded up).
+BATCH_FRAMING_BYTES = 1024
 
 _librdkafka_log = logging.getLogger("flightstate.kafka.librdkafka")
 _librdkafka_log.setLevel(logging.CRITICAL)
 
 
-def topic_configs(topics: TopicSettings) -> dict[str, dict[str, str]]:
-    """Topic-level configs by logical topic (``schd``, ``msg``)."""
+def topic_configs(
+    topics: TopicSettings, max_record_bytes: int | None = None
+) -> dict[str, dict[str, str]]:
+    """Topic-level configs by logical topic (``schd``, ``msg``). *max_record_bytes*
+    (``KafkaSettings.max_record_bytes``) sets ``max.message.bytes``: the broker accepts
+    every record the producer sends (a compressed batch is never larger than the record
+    limit plus its framing)."""
     common: dict[str, str] = {}
+    if max_record_bytes is not None:
+        common["max.message.bytes"] = str(max_record_bytes + BATCH_FRAMING_BYTES)
     if topics.min_insync_replicas is not None:
         common["min.insync.replicas"] = str(topics.min_insync_replicas)
     return {
@@ -70,7 +81,7 @@ def provision_topics(
     naming the bootstrap servers when no broker answers within *timeout* seconds.
     """
     topics = topics or TopicSettings()
-    configs = topic_configs(topics)
+    configs = topic_configs(topics, settings.max_record_bytes)
     bootstrap = settings.bootstrap_servers
     # confluent-kafka accepts a logging.Logger for "logger"; its stubs type values as scalars.
     admin = AdminClient({"bootstrap.servers": bootstrap, "logger": _librdkafka_log})  # type: ignore[dict-item]

@@ -23,12 +23,12 @@ from datetime import datetime, timedelta
 import oracledb
 
 from flightstate_core.errors import PermanentError
-from flightstate_core.outbox import OutboxBacklog, leading_run
+from flightstate_core.outbox import OutboxBacklog, ParkedEvent, leading_run
 from flightstate_core.records import OutboxRecord
 from flightstate_oracle import sql
-from flightstate_oracle.db import query, run
+from flightstate_oracle.db import query, run, run_many
 from flightstate_oracle.errors import oracle_errors
-from flightstate_oracle.presence import to_utc_naive
+from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.records import outbox_record
 
 __all__ = ["DEFAULT_OUTBOX", "OracleOutbox", "OutboxBacklog", "leading_run"]
@@ -128,3 +128,39 @@ class OracleOutbox:
             age.total_seconds() if isinstance(age, timedelta) else None,
             int(str(rows[0]["LAST_EVENT_ID"])),
         )
+
+    def park(self, events: Sequence[ParkedEvent], at: datetime) -> None:
+        """Record *events* as parked (``Outbox.park``; an EVENT_ID parked before is kept)."""
+        rows = [{"EVENT_ID": e.event_id, "FLID": e.flid, "TOPIC": e.topic,
+                 "STATE_VERSION": e.state_version, "SIZE_BYTES": e.size_bytes,
+                 "REASON": e.reason, "PARKED_AT": to_utc_naive(at)} for e in events]
+        with oracle_errors(), self._pool.acquire() as conn:
+            run_many(conn, sql.PARKED_INSERT, rows)
+            conn.commit()
+
+    def parked(self, limit: int) -> list[ParkedEvent]:
+        """Unresolved parked events, lowest EVENT_ID first, at most *limit*."""
+        with oracle_errors(), self._pool.acquire() as conn:
+            rows = query(conn, sql.PARKED_SELECT, {"MAX_ROWS": limit})
+        return [ParkedEvent(
+            event_id=int(str(r["EVENT_ID"])), flid=str(r["FLID"]), topic=str(r["TOPIC"]),
+            state_version=int(str(r["STATE_VERSION"])), size_bytes=int(str(r["SIZE_BYTES"])),
+            reason=str(r["REASON"]), parked_at=from_utc_naive(r["PARKED_AT"]),
+        ) for r in rows]  # fmt: skip
+
+    def parked_count(self) -> int:
+        """How many parked events are unresolved."""
+        with oracle_errors(), self._pool.acquire() as conn:
+            rows = query(conn, sql.PARKED_COUNT)
+        return int(str(rows[0]["N"]))
+
+    def resolve_parked(self, delivered: Sequence[tuple[str, int]], at: datetime) -> int:
+        """Resolve the parked events of each delivered (FLID, EVENT_ID) below that id."""
+        rows = [{"RESOLVED_AT": to_utc_naive(at), "FLID": flid, "BEFORE_ID": event_id}
+                for flid, event_id in delivered]  # fmt: skip
+        if not rows:
+            return 0
+        with oracle_errors(), self._pool.acquire() as conn:
+            count = run_many(conn, sql.PARKED_RESOLVE, rows)
+            conn.commit()
+        return count

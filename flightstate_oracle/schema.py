@@ -386,6 +386,23 @@ def _gap_table() -> Table:
     )
 
 
+def _parked_table() -> Table:
+    return Table(
+        "OUTBOX_PARKED",
+        (
+            number("EVENT_ID", nullable=False),
+            varchar("FLID", KEY_BYTES, nullable=False),
+            varchar("TOPIC", KEY_BYTES, nullable=False),
+            number("STATE_VERSION", nullable=False),
+            number("SIZE_BYTES", nullable=False),
+            varchar("REASON", MAX_VARCHAR2_BYTES, nullable=False),
+            tstz("PARKED_AT", nullable=False),
+            tstz("RESOLVED_AT"),
+        ),
+        ("EVENT_ID",),
+    )
+
+
 def _all_tables() -> Mapping[str, Table]:
     flights = [_main_table(), *(_detail_table(d) for d in DETAIL_TABLES.values())]
     tables = [*flights, *_infra_tables()]
@@ -393,6 +410,7 @@ def _all_tables() -> Mapping[str, Table]:
     tables += _request_tables()  # migration 0003
     tables.append(_watermark_table())  # migration 0004
     tables.append(_gap_table())  # migration 0005
+    tables.append(_parked_table())  # migration 0006
     return MappingProxyType({table.name: table for table in tables})
 
 

@@ -353,6 +353,35 @@ OUTBOX_BACKLOG: Final = _stmt(
     "LEFT JOIN MSG_EVENT e ON e.EVENT_ID > w.LAST_EVENT_ID AND e.DISPATCHED_AT IS NULL "
     "WHERE w.OUTBOX_NAME = :OUTBOX_NAME GROUP BY w.LAST_EVENT_ID",
 )
+# Parked events (migration 0006): a row parked again by a retried window is kept as is.
+PARKED_INSERT: Final = _stmt(
+    "parked_insert",
+    """INSERT INTO OUTBOX_PARKED (EVENT_ID, FLID, TOPIC, STATE_VERSION, SIZE_BYTES, REASON,
+      PARKED_AT)
+    SELECT :EVENT_ID, :FLID, :TOPIC, :STATE_VERSION, :SIZE_BYTES, :REASON,
+      FROM_TZ(:PARKED_AT, '+00:00') FROM DUAL
+    WHERE NOT EXISTS (SELECT 1 FROM OUTBOX_PARKED WHERE EVENT_ID = :EVENT_ID)""",
+    {"EVENT_ID": Bind.NUMBER, "STATE_VERSION": Bind.NUMBER, "SIZE_BYTES": Bind.NUMBER,
+     "PARKED_AT": Bind.TSTZ},
+)
+PARKED_SELECT: Final = _stmt(
+    "parked_select",
+    """SELECT * FROM (
+      SELECT EVENT_ID, FLID, TOPIC, STATE_VERSION, SIZE_BYTES, REASON,
+             SYS_EXTRACT_UTC(PARKED_AT) AS PARKED_AT
+      FROM OUTBOX_PARKED WHERE RESOLVED_AT IS NULL ORDER BY EVENT_ID)
+    WHERE ROWNUM <= :MAX_ROWS""",
+    {"MAX_ROWS": Bind.NUMBER},
+)
+PARKED_COUNT: Final = _stmt(
+    "parked_count", "SELECT COUNT(*) AS N FROM OUTBOX_PARKED WHERE RESOLVED_AT IS NULL"
+)
+PARKED_RESOLVE: Final = _stmt(
+    "parked_resolve",
+    "UPDATE OUTBOX_PARKED SET RESOLVED_AT = FROM_TZ(:RESOLVED_AT, '+00:00') "
+    "WHERE FLID = :FLID AND EVENT_ID < :BEFORE_ID AND RESOLVED_AT IS NULL",
+    {"RESOLVED_AT": Bind.TSTZ, "BEFORE_ID": Bind.NUMBER},
+)
 
 # --------------------------------------------------------------------------- cursor, snap log
 

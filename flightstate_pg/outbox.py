@@ -36,7 +36,7 @@ import psycopg
 
 from flightstate_core.errors import PermanentError
 from flightstate_core.lazy import LazyConnection
-from flightstate_core.outbox import OutboxBacklog
+from flightstate_core.outbox import OutboxBacklog, ParkedEvent
 from flightstate_core.records import OutboxRecord
 from flightstate_pg._errors import translated
 from flightstate_pg._pool import lazy_connection
@@ -105,6 +105,22 @@ SELECT w.last_event_id, count(e.event_id),
 FROM outbox_watermark w
 LEFT JOIN msg_event e ON e.event_id > w.last_event_id AND e.dispatched_at IS NULL
 WHERE w.outbox_name = %s GROUP BY w.last_event_id
+"""
+
+# Parked events (migration 0008): a row parked again by a retried window is kept as is.
+_PARK = """
+INSERT INTO outbox_parked (event_id, flid, topic, state_version, size_bytes, reason, parked_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (event_id) DO NOTHING
+"""
+_PARKED = """
+SELECT event_id, flid, topic, state_version, size_bytes, reason, parked_at
+FROM outbox_parked WHERE resolved_at IS NULL ORDER BY event_id LIMIT %s
+"""
+_PARKED_COUNT = "SELECT count(*) FROM outbox_parked WHERE resolved_at IS NULL"
+_RESOLVE = """
+UPDATE outbox_parked p SET resolved_at = %s
+FROM unnest(%s::text[], %s::bigint[]) AS d(flid, event_id)
+WHERE p.resolved_at IS NULL AND p.flid = d.flid AND p.event_id < d.event_id
 """
 
 
@@ -232,6 +248,32 @@ class PgOutbox:
                                  "apply migration 0004 first")
         mark, count, age = rows[0]
         return OutboxBacklog(int(count), None if age is None else float(age), int(mark))
+
+    def park(self, events: Sequence[ParkedEvent], at: datetime) -> None:
+        """Record *events* as parked (``Outbox.park``; one statement per event, few)."""
+        with self._write.lock, translated("parking outbox events"), \
+                self._write.db.use() as conn, conn.cursor() as cur:
+            cur.executemany(_PARK, [(e.event_id, e.flid, e.topic, e.state_version,
+                                     e.size_bytes, e.reason, at) for e in events])
+
+    def parked(self, limit: int) -> list[ParkedEvent]:
+        """Unresolved parked events, lowest EVENT_ID first, at most *limit* (on the read
+        connection: the dispatcher asks once, and has that one open already)."""
+        rows, _ = self._run(self._read, "reading parked events", _PARKED, (limit,), fetch=True)
+        return [ParkedEvent(*row) for row in rows]
+
+    def parked_count(self) -> int:
+        """How many parked events are unresolved."""
+        rows, _ = self._run(self._stats, "counting parked events", _PARKED_COUNT, (), fetch=True)
+        return int(rows[0][0])
+
+    def resolve_parked(self, delivered: Sequence[tuple[str, int]], at: datetime) -> int:
+        """Resolve the parked events of each delivered (FLID, EVENT_ID) below that id."""
+        if not delivered:
+            return 0
+        flids, ids = [d[0] for d in delivered], [d[1] for d in delivered]
+        _, count = self._run(self._write, "resolving parked events", _RESOLVE, (at, flids, ids))
+        return count
 
     @contextmanager
     def watch_commits(self, wake: Callable[[], None]) -> Iterator[None]:

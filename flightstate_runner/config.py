@@ -187,6 +187,8 @@ class RunnerConfig:
     # "" = flightstate-<topic_schd>: one id per deployment (every runner of it shares it)
     kafka_transactional_id: str = field(default="", validator=_transactional_id)
     kafka_outage_log_every: float = field(default=60.0, validator=_seconds(86400, zero_ok=False))
+    # the largest Kafka record (bytes, before compression): producer and `topics` follow it
+    kafka_max_record_bytes: int = field(default=1_000_000, validator=in_range(2048, 1_000_000_000))
     # gap-aware inbox reading (docs/design.md "Gaps in the inbox ids"), seconds / ids
     gap_grace: float = field(default=1.0, validator=in_range(0, 3600))
     gap_horizon: float = field(default=21600.0, validator=in_range(1, 30 * 86400))
@@ -234,6 +236,7 @@ _INT_FIELDS = {
     "batch_size", "batch_max_bytes", "max_unexpected_attempts", "dispatch_batch", "metrics_port",
     "retry_budget_attempts",
     "cleanup_batch", "request_max_attempts", "backfill_lock_wait_timeout", "gap_reconcile_window",
+    "kafka_max_record_bytes",
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",

@@ -351,6 +351,8 @@ class Runner:
         error = snap.pop("last_error")
         if error is None and self.dispatch_error is not None:
             error = str(self.dispatch_error)
+        if error is None:
+            error = self.observer.last_parked
         try:
             probes.write_heartbeat(self.services.pg_dsn, self.services.config.holder,
                                    leader=snap["leader"], last_error=error, stats=snap)  # fmt: skip

@@ -78,6 +78,13 @@ class RunnerMetrics:
             "flightstate_events_published", "Outbox events delivered to Kafka", ["topic"],
             registry=r,
         )
+        self.events_parked = Counter(
+            "flightstate_outbox_events_parked",
+            "Outbox events parked: not deliverable for a permanent reason (too large, refused)",
+            ["topic"], registry=r,
+        )
+        for topic in ("schd", "msg"):  # from 0: an alert on increase() sees the first one
+            self.events_parked.labels(topic)
         self.leader = Gauge("flightstate_leader", "1 while this process leads", registry=r)
         self.cursor = Gauge("flightstate_inbox_cursor", "Last inbox id read", registry=r)
         self.gaps_open = Gauge(

@@ -23,6 +23,7 @@ from contextlib import nullcontext
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from flightstate_core.outbox import ParkedEvent
 from flightstate_core.ports import MessageProcessor
 from flightstate_core.records import InboxRow, ProcessedMessage
 from flightstate_runner.freshness import receive_to_commit
@@ -176,6 +177,7 @@ class MetricsObserver:
         self.rows_delivered = 0
         self.records_delivered = 0
         self.failures = 0
+        self.last_parked: str | None = None  # the heartbeat's last_error if nothing else
 
     def delivered(self, topic: str, records: int, rows: int) -> None:
         """Count delivered records (by logical topic) and the outbox rows they settled."""
@@ -196,6 +198,14 @@ class MetricsObserver:
 
     def producer_rebuilt(self, reason: str) -> None:
         """Nothing to record beyond the dispatcher's own warning."""
+
+    def parked(self, events: Sequence[ParkedEvent]) -> None:
+        """Count parked events; remember the last one for the heartbeat's last_error."""
+        for event in events:
+            self._metrics.events_parked.labels(event.topic).inc()
+        last = events[-1]
+        self.last_parked = (f"outbox event {last.event_id} ({last.topic} of FLID {last.flid}, "
+                            f"{last.size_bytes} bytes) parked: {last.reason}")
 
     def backlog(self, count: int, oldest_age_s: float | None) -> None:
         """Set the outbox gauges."""

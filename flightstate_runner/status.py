@@ -14,7 +14,7 @@ from flightstate_runner import probes
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.wiring import require, require_schema
 
-__all__ = ["collect", "render"]
+__all__ = ["collect", "outbox_report", "parked_error", "render"]
 
 
 def _leader(dsn: str, runners: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -33,13 +33,36 @@ def _leader(dsn: str, runners: list[dict[str, Any]]) -> dict[str, Any] | None:
             "since": since if active else None}  # fmt: skip
 
 
-def _outbox(dsn: str) -> dict[str, Any]:
+_PARKED_LISTED = 20
+
+
+def outbox_report(dsn: str) -> dict[str, Any]:
+    """The outbox part of ``status``: the backlog and the unresolved parked events (not
+    deliverable for a permanent reason; docs/design.md "Outbox dispatch"), oldest first."""
     outbox = PgOutbox(dsn)
     try:
         backlog = outbox.backlog()
+        parked = outbox.parked(_PARKED_LISTED)
+        count = outbox.parked_count()
     finally:
         outbox.close()
-    return {"backlog": backlog.count, "oldest_age_s": backlog.oldest_age_s}
+    return {"backlog": backlog.count, "oldest_age_s": backlog.oldest_age_s,
+            "parked": count,
+            "parked_listed": [
+                {"event_id": p.event_id, "flid": p.flid, "topic": p.topic,
+                 "state_version": p.state_version, "size_bytes": p.size_bytes,
+                 "reason": p.reason,
+                 "parked_at": p.parked_at.isoformat() if p.parked_at else None}
+                for p in parked]}  # fmt: skip
+
+
+def parked_error(outbox: dict[str, Any]) -> str | None:
+    """``last_error`` when no runner reported one but events are parked (the newest)."""
+    if not outbox["parked_listed"]:
+        return None
+    last = outbox["parked_listed"][-1]
+    return (f"outbox event {last['event_id']} ({last['topic']} of FLID {last['flid']}, "
+            f"{last['size_bytes']} bytes) parked: {last['reason']}")
 
 
 _GAPS_LISTED = 10
@@ -77,6 +100,7 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
     runners = probes.live_runners(dsn)
     leader = _leader(dsn, runners)
     holder = leader["holder"] if leader else None
+    outbox = outbox_report(dsn)
     return {
         "leader": leader,
         "standbys": [{"holder": r["holder"], "last_report": r["updated_at"]}
@@ -89,9 +113,9 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
         "dead_by_reason": probes.dead_by_reason(dsn),
         "backfill_backlog": probes.pending_backfills(dsn),
         "backfill_failures": probes.failing_backfills(dsn),
-        "outbox": _outbox(dsn),
+        "outbox": outbox,
         "requests": requests,
-        "last_error": beat["last_error"] if beat else None,
+        "last_error": (beat["last_error"] if beat else None) or parked_error(outbox),
         "last_runner": beat,
         "config": config.describe(),
     }
@@ -148,6 +172,16 @@ def _gap_line(gaps: dict[str, Any]) -> str:
     )
 
 
+def _parked_lines(outbox: dict[str, Any]) -> list[str]:
+    if not outbox["parked"]:
+        return ["parked:   none"]
+    lines = [f"parked:   {outbox['parked']} outbox event(s) not deliverable (permanent reason;"
+             " `flightstate republish --flid FLID` once the cause is fixed):"]
+    lines += [f"  event {p['event_id']}  {p['topic']}  FLID {p['flid']}  v{p['state_version']}"
+              f"  {p['size_bytes']} bytes  {p['reason']}" for p in outbox["parked_listed"]]
+    return lines
+
+
 def render(report: dict[str, Any]) -> str:
     """Human text of a ``collect`` report."""
     failing = report["backfill_failures"]
@@ -168,6 +202,7 @@ def render(report: dict[str, Any]) -> str:
         "requests: " + ", ".join(
             f"{k} {report['requests'][k]}" for k in ("open", "answered", "failed", "unsolicited")
         ),
+        *_parked_lines(report["outbox"]),
         f"last error: {report['last_error'] or 'none'}",
         *_dead_lines(report),
     ]  # fmt: skip

@@ -218,6 +218,7 @@ def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False)
         producer_overrides={"log_level": "3"} if quiet else {},
         transactional_id=config.kafka_transactional_id or f"flightstate-{config.topic_schd}",
         outage_log_every_s=config.kafka_outage_log_every,
+        max_record_bytes=config.kafka_max_record_bytes,
         # The fallback poll of an empty outbox (README: POLL_INTERVAL). The runner's own
         # writers wake the dispatcher at once (the pump's commits, cleanup's tombstones).
         idle_sleep_s=config.poll_interval,

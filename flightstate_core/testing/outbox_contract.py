@@ -6,8 +6,9 @@ written the way the pump writes them, through ``store.transaction()`` and ``save
 tests check what the dispatcher relies on end to end: commit (EVENT_ID) order and the
 fields of each row, paging after a read-ahead id, a rollback leaving no event, a watermark
 that only moves forward, ``mark_dispatched`` stopping at the first row not given, purges
-only at or below the watermark (oldest first, bounded, by creation time) and the backlog
-figures.
+only at or below the watermark (oldest first, bounded, by creation time), the backlog
+figures, and parked events (recorded once, listed until a later ``schd`` of their flight
+is delivered).
 """
 
 # ruff: noqa: S101, PLR2004, PT012 - a pytest contract: assert, literal expectations; a
@@ -21,6 +22,7 @@ from typing import Protocol
 
 import pytest
 
+from flightstate_core.outbox import ParkedEvent
 from flightstate_core.ports import Outbox, StateStore
 from flightstate_core.testing.store_contract import EventRow, event_rows, flight, processed
 
@@ -47,6 +49,11 @@ def commit(harness: OutboxHarness, message_id: int, *flids: str) -> list[EventRo
         tx.lock_pipeline(None)
         tx.save(message)
     return event_rows(message)
+
+
+def _parked(event_id: int, flid: str, topic: str = "schd", size: int = 3_339_043,
+            reason: str = "too large") -> ParkedEvent:
+    return ParkedEvent(event_id, flid, topic, 7, size, reason)
 
 
 def _ids(outbox: Outbox, limit: int = 1000, after: int = 0) -> list[int]:
@@ -217,3 +224,36 @@ class OutboxContract:
         assert not reader.is_alive()
         assert errors == []
         assert outbox.watermark() == ids[9]
+
+    def test_park_records_each_event_once_and_lists_the_unresolved(
+        self, outbox_harness: OutboxHarness
+    ) -> None:
+        outbox = outbox_harness.outbox
+        assert (outbox.parked(10), outbox.parked_count()) == ([], 0)
+        reason = "MSG_SIZE_TOO_LARGE: 3339043 bytes over the 1000000-byte limit 航班"
+        outbox.park([_parked(12, "F2", reason=reason), _parked(5, "F1", "msg", 77)], _AT)
+        outbox.park([_parked(12, "F2", reason="again")], _AT)  # a retried window: kept as is
+        listed = outbox.parked(10)
+        assert [(p.event_id, p.flid, p.topic, p.state_version, p.size_bytes, p.reason)
+                for p in listed] == [(5, "F1", "msg", 7, 77, "too large"),
+                                     (12, "F2", "schd", 7, 3_339_043, reason)]  # fmt: skip
+        assert all(p.parked_at == _AT for p in listed)
+        assert [p.event_id for p in outbox.parked(1)] == [5]
+        assert outbox.parked_count() == 2
+        assert outbox.watermark() == 0  # parking alone moves nothing: the caller advances
+
+    def test_a_later_delivery_of_the_flight_resolves_its_parked_events(
+        self, outbox_harness: OutboxHarness
+    ) -> None:
+        outbox = outbox_harness.outbox
+        outbox.park([_parked(3, "F1"), _parked(4, "F1", "msg", 90), _parked(8, "F1"),
+                     _parked(5, "F2")], _AT)  # fmt: skip
+        assert outbox.resolve_parked([], _AT) == 0
+        assert outbox.resolve_parked([("F3", 100)], _AT) == 0  # another flight
+        assert outbox.resolve_parked([("F1", 6)], _AT) == 2  # below 6 only: 3 and 4
+        assert [p.event_id for p in outbox.parked(10)] == [5, 8]
+        assert outbox.resolve_parked([("F1", 6)], _AT) == 0  # resolved once
+        assert outbox.resolve_parked([("F2", 9), ("F1", 9)], _AT) == 2
+        assert (outbox.parked(10), outbox.parked_count()) == ([], 0)
+        outbox.park([_parked(8, "F1")], _AT)  # already parked (and resolved): not reopened
+        assert outbox.parked_count() == 0

@@ -11,7 +11,6 @@ import psycopg
 import pytest
 from attrs import evolve
 
-from flightstate_core.errors import TransientError
 from flightstate_kafka import DictProjection, Dispatcher, KafkaSettings
 from flightstate_kafka.metrics import DispatcherMetrics
 from flightstate_pg.outbox import PgOutbox
@@ -23,7 +22,6 @@ from tests.kafka._outbox_db import (
     insert_rows,
     set_watermark,
     undelivered,
-    watermark,
 )
 
 pytestmark = [pytest.mark.pg, pytest.mark.kafka]
@@ -158,47 +156,6 @@ def test_unknown_logical_topic_stops_dispatch(
     with pytest.raises(PermanentError, match="unknown logical topic"):
         make_dispatcher().dispatch_once()
     assert undelivered(outbox_dsn) == 1
-
-
-def test_failed_record_stops_the_watermark_and_the_retry_resends_the_rest(
-    outbox: PgOutbox, outbox_dsn: str, settings: KafkaSettings
-) -> None:
-    """A record the producer refuses (too large for this producer's message.max.bytes):
-    the rows before it are settled, the watermark stops right below it, nothing after it
-    was sent; a producer that accepts it sends the rest, each msg row exactly once."""
-    # Other FLIDs after the big row: no row before it is coalesced into a later record.
-    insert_rows(outbox_dsn, EventModel(flids=8, seed=12, prefix="V").next_rows(10))
-    big = json.dumps({"flid": "W00001", "pad": "x" * 3000})
-    insert_rows(outbox_dsn, [("msg", "W00001", big, "W00001", 99, "NOTIFY", 1)])
-    insert_rows(outbox_dsn, EventModel(flids=8, seed=12, prefix="W").next_rows(10))
-    with psycopg.connect(outbox_dsn) as conn:
-        big_id = conn.execute("SELECT event_id FROM msg_event WHERE state_version = 99"
-                              ).fetchone()[0]  # type: ignore[index]
-        msg_ids = {r[0] for r in conn.execute(
-            "SELECT event_id FROM msg_event WHERE topic = 'msg'")}
-    small = evolve(settings, producer_overrides={"message.max.bytes": "2000",
-                                                 "batch.size": "2000"})
-    dispatcher = Dispatcher(outbox, small)
-    try:
-        with pytest.raises(TransientError, match="not known delivered"):
-            dispatcher.dispatch_once()
-    finally:
-        dispatcher.close()
-    assert watermark(outbox_dsn) == big_id - 1
-    assert undelivered(outbox_dsn) == 21  # the big row and the 20 after it
-    retry = Dispatcher(outbox, settings)
-    try:
-        assert drain(retry) == 21
-    finally:
-        retry.close()
-    assert undelivered(outbox_dsn) == 0
-
-    def all_seen(records: list[Any]) -> bool:
-        return {int(dict(r.headers())["event-id"]) for r in records} >= msg_ids
-
-    msgs = read_until(settings.bootstrap_servers, settings.topics["msg"], all_seen)
-    seen = [int(dict(r.headers())["event-id"]) for r in msgs]
-    assert sorted(seen) == sorted(msg_ids)  # every msg row exactly once: none re-sent
 
 
 def test_mark_dispatched_advances_only_over_the_leading_given_rows(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -9,6 +10,7 @@ import pytest
 
 from flightstate_core.errors import TransientError
 from flightstate_kafka import DictProjection, Dispatcher, TopicSettings, provision_topics
+from flightstate_kafka.metrics import DispatcherMetrics
 from flightstate_pg.outbox import PgOutbox
 from tests.fixtures.kafka import TansuBroker
 from tests.kafka._consume import assigned_consumer, consume_until, drain
@@ -44,6 +46,7 @@ def test_broker_outage_backlog_grows_then_drains(
     assert undelivered(outbox_dsn) == 200
     assert outbox.backlog().count == 200
     assert dispatcher.rebuilds == 1
+    assert outbox.parked_count() == 0  # a broker that is down parks nothing
 
     # tansu keeps topics in memory only: a restart is an empty broker, provisioned again.
     tansu_broker.start()
@@ -65,3 +68,42 @@ def test_broker_outage_backlog_grows_then_drains(
         assert consume_until(consumer, lambda: projection.flights == expected)
     finally:
         consumer.close()
+    assert outbox.parked_count() == 0
+
+
+def test_a_broker_outage_parks_nothing(
+    tansu_broker: TansuBroker, outbox: PgOutbox, outbox_dsn: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Timeouts and connection errors stay retryable: while the broker is down the loop
+    retries (several producers rebuilt) and parks nothing, not even a record close to the
+    limit; once it is back every row is delivered."""
+    caplog.set_level(logging.WARNING, logger="flightstate_kafka")
+    settings = make_settings(tansu_broker.bootstrap, delivery_timeout_s=1.0,
+                             stuck_after_s=2.0, max_backoff_s=0.3)
+    metrics = DispatcherMetrics()
+    dispatcher = Dispatcher(outbox, settings, observer=metrics)
+    tansu_broker.stop()
+    insert_rows(outbox_dsn, EventModel(flids=10, seed=21, prefix="Z").next_rows(30))
+    near = '{"flid":"Z9","pad":"' + "x" * 990_000 + '"}'  # under the limit: never parked
+    insert_rows(outbox_dsn, [("schd", "Z9", near, "Z9", 99, "SNAPSHOT", 5)])
+    stop = threading.Event()
+    runner = threading.Thread(target=dispatcher.run, args=(stop,), daemon=True)
+    runner.start()
+    try:
+        assert wait_for(lambda: dispatcher.rebuilds >= 2, timeout=60)
+        assert outbox.parked_count() == 0
+        assert outbox.watermark() == 0
+        tansu_broker.start()
+        provision_topics(settings, TopicSettings(partitions=3))
+        assert wait_for(lambda: undelivered(outbox_dsn) == 0, timeout=60)
+    finally:
+        stop.set()
+        runner.join(30)
+    assert not runner.is_alive()
+    assert outbox.parked_count() == 0
+    assert metrics.registry.get_sample_value(
+        "flightstate_outbox_events_parked_total", {"topic": "schd"}) == 0.0
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "unreachable" in text
+    assert "parked" not in text

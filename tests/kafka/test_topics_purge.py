@@ -16,7 +16,7 @@ from tests.kafka._outbox_db import set_watermark
 
 @pytest.mark.kafka
 def test_provision_topics_is_idempotent_and_sets_configs(kafka_bootstrap: str) -> None:
-    settings = KafkaSettings(kafka_bootstrap,
+    settings = KafkaSettings(kafka_bootstrap, max_record_bytes=2_000_000,
                              topics={"schd": unique_name("schd"), "msg": unique_name("msg")})
     topics = TopicSettings(partitions=4, schd_min_compaction_lag_ms=1000,
                            schd_delete_retention_ms=2000, msg_retention_ms=3000)
@@ -33,6 +33,7 @@ def test_provision_topics_is_idempotent_and_sets_configs(kafka_bootstrap: str) -
     assert configs["cleanup.policy"] == "compact"
     assert configs["min.compaction.lag.ms"] == "1000"
     assert configs["delete.retention.ms"] == "2000"
+    assert configs["max.message.bytes"] == "2001024"  # the record limit + batch framing
 
 
 _FILL = """

@@ -131,6 +131,7 @@ def test_each_alert_watches_its_metric() -> None:
         "FlightstateDeadRate": {"flightstate_messages_total"},
         "FlightstateOutboxBacklog": {"flightstate_outbox_oldest_age_seconds"},
         "FlightstateInboxGapOld": {"flightstate_inbox_oldest_gap_age_seconds"},
+        "FlightstateOutboxEventParked": {"flightstate_outbox_events_parked_total"},
     }
 
 
