@@ -18,7 +18,7 @@ from typing import Any
 
 from attrs import evolve, field, fields, frozen
 
-from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES
+from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES, DEFAULT_BATCH_MAX_RECORDS
 from flightstate_core.config import CoreConfig
 from flightstate_core.dsn import check_url_credentials, redact
 from flightstate_core.errors import ConfigError
@@ -141,6 +141,10 @@ class RunnerConfig:
     batch_max_bytes: int = field(
         default=DEFAULT_BATCH_MAX_BYTES, validator=in_range(_MIB, 4096 * _MIB)
     )
+    # decoded flight records per batch (docs/design.md "Poison-proof bounds")
+    batch_max_records: int = field(
+        default=DEFAULT_BATCH_MAX_RECORDS, validator=in_range(1, 100_000_000)
+    )
     backoff_initial: float = field(default=0.2, validator=_positive(3600))
     backoff_max: float = field(default=10.0, validator=_positive(3600))
     max_unexpected_attempts: int = field(default=3, validator=_positive(1000))
@@ -227,7 +231,8 @@ class RunnerConfig:
 
 _INT_FIELDS = {
     "batch_size", "batch_max_bytes", "max_unexpected_attempts", "dispatch_batch", "metrics_port",
-    "cleanup_batch", "request_max_attempts", "backfill_lock_wait_timeout", "gap_reconcile_window",
+    "batch_max_records", "cleanup_batch", "request_max_attempts", "backfill_lock_wait_timeout",
+    "gap_reconcile_window",
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "backoff_initial", "backoff_max", "lease_ttl", "poll_interval", "cleanup_interval",

@@ -165,6 +165,7 @@ def build_pump(
         active_for=cfg.poll_active_period,
         gather_interval=cfg.gather_interval,
         gather_max_chars=cfg.batch_max_bytes,
+        batch_max_records=cfg.batch_max_records,
         retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         unexpected_attempts=cfg.max_unexpected_attempts,
         backfill_retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
