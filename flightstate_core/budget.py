@@ -48,13 +48,11 @@ DEFAULT_BATCH_MAX_BYTES: Final = 16 * 1024 * 1024
 #: 16 MiB read of 1,600-flight ones (12,800), or a thousand FLOPs (the row and byte limits
 #: bind first for those). The pump holds at most two such batches (applied, read ahead).
 DEFAULT_BATCH_MAX_RECORDS: Final = 16_000
-#: Text decoded per ``prepare`` call while a record budget is kept: FLOPs go a few hundred
-#: a call (one call per row would cost a list and a dict each).
-_SLICE_CHARS: Final = 256 * 1024
 #: No message weighs more than its text over this: a flight record is at least
 #: ``<FLTR><FLID>1</FLID></FLTR>`` (27 characters), a message without one is over 100. So a
 #: slice of at most ``24 * records left`` characters cannot pass the budget; only a slice
-#: of one row can (a message heavier than what is left still moves, alone).
+#: of one row can (a message heavier than what is left still moves, alone). A read of
+#: FLOPs (a few hundred KB) is one slice, one ``prepare`` call, as without a budget.
 _MIN_CHARS_PER_RECORD: Final = 24
 
 
@@ -107,10 +105,10 @@ class ReadBudget:
 def decoded_weight(decoded: Decoded) -> int:
     """What one decoded message weighs: its flight records (a package's FLTRs, a FLOP's
     blocks), at least 1 (a message without flights, or one that could not be decoded)."""
+    if isinstance(decoded, FlopMessage):  # the common case first
+        return max(1, len(decoded.blocks))
     if isinstance(decoded, ScheduleMessage):
         return max(1, len(decoded.records))
-    if isinstance(decoded, FlopMessage):
-        return max(1, len(decoded.blocks))
     return 1
 
 
@@ -119,10 +117,12 @@ def rows_weight(rows: Sequence[InboxRow]) -> int:
     not decoded (its decoding is done when it is applied, one unit at a time)."""
     if not isinstance(rows, PreparedRows):
         return len(rows)
-    decoded = rows.decoded
-    weights = (decoded_weight(decoded[r.message_id][1]) if r.message_id in decoded else 1
-               for r in rows)  # fmt: skip
-    return sum(weights)
+    known = rows.decoded.get
+    weight = 0
+    for row in rows:
+        decoded = known(row.message_id)
+        weight += 1 if decoded is None else decoded_weight(decoded[1])
+    return weight
 
 
 def prepare_within(
@@ -137,7 +137,7 @@ def prepare_within(
     chunks: list[Sequence[InboxRow]] = []
     weight = start = 0
     while start < len(rows) and weight < max_records:
-        room = min(_SLICE_CHARS, (max_records - weight) * _MIN_CHARS_PER_RECORD)
+        room = (max_records - weight) * _MIN_CHARS_PER_RECORD
         end, chars = start + 1, len(rows[start].raw)
         while end < len(rows) and chars + len(rows[end].raw) <= room:
             chars += len(rows[end].raw)
