@@ -48,11 +48,11 @@ DEFAULT_BATCH_MAX_BYTES: Final = 16 * 1024 * 1024
 #: 16 MiB read of 1,600-flight ones (12,800), or a thousand FLOPs (the row and byte limits
 #: bind first for those). The pump holds at most two such batches (applied, read ahead).
 DEFAULT_BATCH_MAX_RECORDS: Final = 16_000
-#: No message weighs more than its text over this: a flight record is at least
-#: ``<FLTR><FLID>1</FLID></FLTR>`` (27 characters), a message without one is over 100. So a
-#: slice of at most ``24 * records left`` characters cannot pass the budget; only a slice
-#: of one row can (a message heavier than what is left still moves, alone). A read of
-#: FLOPs (a few hundred KB) is one slice, one ``prepare`` call, as without a budget.
+#: No message weighs more than its text over this, counting at least this for any row: a
+#: flight record is at least ``<FLTR><FLID>1</FLID></FLTR>`` (27 characters), a message
+#: without one weighs 1. So a slice of at most ``24 * records left`` such characters cannot
+#: pass the budget; only a slice of one row can (a message heavier than what is left still
+#: moves, alone). A read of FLOPs (a few hundred KB) is one slice, one ``prepare`` call.
 _MIN_CHARS_PER_RECORD: Final = 24
 
 
@@ -114,7 +114,7 @@ def decoded_weight(decoded: Decoded) -> int:
 
 def rows_weight(rows: Sequence[InboxRow]) -> int:
     """The weight of *rows* as prepared: each decoded row's ``decoded_weight``, 1 for a row
-    not decoded (its decoding is done when it is applied, one unit at a time)."""
+    left undecoded (``process_batch`` decodes it; its weight is not known before)."""
     if not isinstance(rows, PreparedRows):
         return len(rows)
     known = rows.decoded.get
@@ -138,9 +138,9 @@ def prepare_within(
     weight = start = 0
     while start < len(rows) and weight < max_records:
         room = (max_records - weight) * _MIN_CHARS_PER_RECORD
-        end, chars = start + 1, len(rows[start].raw)
-        while end < len(rows) and chars + len(rows[end].raw) <= room:
-            chars += len(rows[end].raw)
+        end, chars = start + 1, _cost(rows[start])
+        while end < len(rows) and chars + _cost(rows[end]) <= room:
+            chars += _cost(rows[end])
             end += 1
         prepared = prepare(rows[start:end])
         chunks.append(prepared)
@@ -149,3 +149,8 @@ def prepare_within(
     if not chunks:
         return rows, 0
     return join_prepared(chunks), weight
+
+
+def _cost(row: InboxRow) -> int:
+    """Characters of slice room a row takes: its text, at least one record's worth."""
+    return max(len(row.raw), _MIN_CHARS_PER_RECORD)

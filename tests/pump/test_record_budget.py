@@ -133,3 +133,14 @@ def test_the_pump_applies_a_dense_backlog_in_batches_within_the_budget(pipelined
     assert processor.weights
     assert max(processor.weights) < BUDGET + FLIGHTS
     assert sum(processor.weights) == 12 * FLIGHTS
+
+
+def test_tiny_messages_do_not_overshoot_a_nearly_spent_budget() -> None:
+    """Messages shorter than a record (garbage, weight 1 each) still cost a record's worth of
+    slice room: a budget of 3 takes three of them, not the whole read."""
+    inbox = MemoryInbox()
+    for _ in range(10):
+        inbox.append("<MSG/>")
+    prepared, weight = prepare_within(inbox.read_after(0, 100), _prepare, 3)
+    assert [row.message_id for row in prepared] == [1, 2, 3]
+    assert weight == 3
