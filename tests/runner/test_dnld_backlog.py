@@ -106,7 +106,7 @@ def test_400_dnld_packages_pumped_under_the_peak_rss_bound(pg_db: str, mysql_dsn
 def test_dense_dnld_packages_pumped_under_half_the_bound(pg_db: str, mysql_dsn: str) -> None:
     """Dense packages (8,000 flights in 2.1 MB): a 16 MiB read holds 64,000 flights, and
     with the text budget alone the runner peaked at about 1 GB; the decoded-record budget
-    holds two packages per batch (docs/design.md, "Poison-proof bounds")."""
+    holds four packages per batch (docs/design.md, "Poison-proof bounds")."""
     peak_mib = _pump_backlog(pg_db, mysql_dsn, DENSE_PACKAGES, DENSE_FLIGHTS, dense=True)
     print(f"\nrunner peak RSS for {DENSE_PACKAGES} dense DNLD packages: {peak_mib:.0f} MiB")
     assert peak_mib < DENSE_PEAK_RSS_BOUND_MIB
