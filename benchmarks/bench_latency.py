@@ -85,7 +85,7 @@ from flightstate_testing.ports import free_local_port
 ROOT = Path(__file__).resolve().parents[1]
 PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
 MYSQL_ADMIN = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
-TZ = "Asia/Shanghai"  # the runner's default airport zone: DATE_RECEIVED is written in it
+TZ = "Asia/Shanghai"  # the runner's default airport zone (DATE_RECEIVED: the server's clock)
 #: The runner's freshness histograms, read from its /metrics endpoint at the end.
 HISTOGRAMS = ("flightstate_receive_to_commit_seconds", "flightstate_commit_to_delivered_seconds")
 
@@ -118,7 +118,7 @@ class Writer:
     def commit(self, raws: Sequence[str]) -> tuple[list[int], float]:
         """One transaction of *raws* (one multi-row INSERT, as the AODB helper writes them);
         their ids and the time its commit returned."""
-        ids = insert_messages(self._conn, raws, chunk=max(1, len(raws)), local_tz=TZ)
+        ids = insert_messages(self._conn, raws, chunk=max(1, len(raws)))
         at = time.time()
         self.commits += 1
         return ids, at

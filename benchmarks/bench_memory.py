@@ -9,6 +9,11 @@ Three phases, each in its own forked child (its peak is its own; ``memory.forked
 3. ``pump``: the whole pump over a PostgreSQL-table inbox holding ``--backlog`` packages,
    reading within ``--batch-bytes`` (``flightstate_core.budget``), read-ahead on, until every
    row is committed and backfilled. Its peak is what the backlog costs, whatever its length.
+4. ``dense``: the same pump over ``--dense-backlog`` dense packages (``build_dense_dnld``:
+   ``--dense-flights`` small flights in about the same text), where the byte budget alone
+   let a read hold four times the flights; its whole process's peak RSS is stated too, the
+   target being at most 512 MiB with the default settings (docs/design.md, "Poison-proof
+   bounds").
 
 "per package" is a phase's peak resident growth divided by the packages it held at once
 (1; ``--batch``; the packages of one byte-capped read, twice with the read-ahead), and
@@ -37,7 +42,7 @@ from flightstate_core.codec import decode
 from flightstate_core.config import CoreConfig
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_core.records import InboxRow
-from flightstate_core.testing.builders import build_dnld, dnld_backlog
+from flightstate_core.testing.builders import build_dense_dnld, build_dnld, dnld_backlog
 from flightstate_core.tuning import tune_gc_for_throughput
 from flightstate_pg import PgStore
 from flightstate_pg.inbox import PgInbox, create_inbox_table, insert_messages
@@ -94,13 +99,16 @@ def phase_apply(raws: list[str], batch: int) -> float:
         _drop_pg(dsn)
 
 
-def phase_pump(flights: int, backlog: int, batch_bytes: int) -> tuple[float, float, int]:
-    """(seconds, peak growth MiB, rows backfilled) pumping *backlog* packages."""
+def phase_pump(
+    flights: int, backlog: int, batch_bytes: int, dense: bool = False
+) -> tuple[float, float, int, float]:
+    """(seconds, peak growth MiB, rows backfilled, whole peak RSS MiB) pumping *backlog*
+    packages (*dense*: of ``build_dense_dnld``)."""
     dsn = _fresh_pg()
     config = CoreConfig()
     with psycopg.connect(dsn) as conn:
         create_inbox_table(conn)
-        pending = dnld_backlog(backlog, flights)
+        pending = dnld_backlog(backlog, flights, dense=dense)
         while chunk := list(itertools.islice(pending, 20)):
             insert_messages(conn, chunk)
     store = PgStore(dsn, config)
@@ -117,7 +125,7 @@ def phase_pump(flights: int, backlog: int, batch_bytes: int) -> tuple[float, flo
             stats = pump.run()
             seconds = time.perf_counter() - started
         assert stats.processed == backlog, stats
-        return seconds, peak.mib, stats.backfilled
+        return seconds, peak.mib, stats.backfilled, peak.peak_mib
     finally:
         store.close()
         inbox.close()
@@ -131,6 +139,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=8, help="packages in the apply phase")
     parser.add_argument("--backlog", type=int, default=40, help="packages in the pump phase")
     parser.add_argument("--batch-bytes", type=int, default=ReadBudget().max_bytes)
+    parser.add_argument("--dense-flights", type=int, default=8000, help="flights per dense package")
+    parser.add_argument("--dense-backlog", type=int, default=56,
+                        help="dense packages in the dense phase (0: skip it)")
     args = parser.parse_args(argv)
     distinct = max(args.batch + 1, 4)
     raws = packages(distinct, args.flights)
@@ -139,7 +150,9 @@ def main(argv: list[str] | None = None) -> None:
     tune_gc_for_throughput()  # as the runner does
     decode_mib = forked(phase_decode, raws[0])
     apply_mib = forked(phase_apply, raws, args.batch)
-    seconds, pump_mib, backfilled = forked(phase_pump, args.flights, args.backlog, args.batch_bytes)
+    seconds, pump_mib, backfilled, _ = forked(
+        phase_pump, args.flights, args.backlog, args.batch_bytes
+    )
     assert backfilled == args.backlog, backfilled
     held = 2 * per_read  # the batch being applied and the one read ahead
     print(f"\nSCHD DNLD of {args.flights} flights: {text_mib:.2f} MiB of text per package")
@@ -154,6 +167,21 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\npump: {seconds:.1f} s, {args.backlog / seconds:.2f} packages/s, "
           f"{per_read} package(s) per read, {held} held at once with the read-ahead")
     print("target: <= 10x the text per package; peak RSS = phase peak minus its start")
+    if args.dense_backlog > 0:
+        _dense_row(args)
+
+
+def _dense_row(args: argparse.Namespace) -> None:
+    """The dense phase: its process's whole peak RSS against the 512 MiB target."""
+    text_mib = len(build_dense_dnld(args.dense_flights, 1)) / _MIB
+    seconds, growth, backfilled, whole = forked(
+        phase_pump, args.dense_flights, args.dense_backlog, args.batch_bytes, True
+    )
+    assert backfilled == args.dense_backlog, backfilled
+    print(f"\ndense SCHD DNLD of {args.dense_flights} flights: {text_mib:.2f} MiB of text each")
+    print(f"pump {args.dense_backlog} dense packages: peak RSS {whole:.0f} MiB "
+          f"(growth {growth:+.0f} MiB), {seconds:.1f} s, "
+          f"{args.dense_backlog / seconds:.2f} packages/s; target <= 512 MiB")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,11 @@ class PeakGrowth(Periodic):
         """Peak resident size during the phase minus the size it started with, in MiB."""
         return (self._peak - self._base) / _MIB
 
+    @property
+    def peak_mib(self) -> float:
+        """Peak resident size of the whole process during the phase, in MiB."""
+        return self._peak / _MIB
+
 
 def forked(phase: Callable[..., Any], *args: Any) -> Any:
     """``phase(*args)`` in a child forked from this process; its (picklable) result.

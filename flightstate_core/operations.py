@@ -13,6 +13,10 @@ share lives in the core and each backend keeps only its SQL and its row decoding
   they end.
 - Inbox columns carry no zone: aware times are written as airport-local wall time in whole
   seconds, naive ones read back are taken as that zone.
+- ``received_instant``: DATE_RECEIVED is stamped by the inbox's own clock, whose zone need
+  not be the airport's (docs/design.md, "Operator view"): read with the server's current
+  time, it becomes an instant on this host's clock; only a configured inbox zone is
+  trusted instead.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ __all__ = [
     "local_aware",
     "local_naive",
     "notice_about",
+    "received_instant",
     "republish_payload",
     "snap_entry",
 ]
@@ -157,6 +162,26 @@ def local_aware(value: object, zone: tzinfo) -> datetime | None:
     if not isinstance(value, datetime):
         return None
     return value.replace(tzinfo=zone) if value.tzinfo is None else value
+
+
+def received_instant(
+    value: object, zone: tzinfo | None, server_now: object, read_at: datetime
+) -> datetime | None:
+    """DATE_RECEIVED as an aware instant (None if not a time). With *zone* (a configured
+    inbox zone) it is wall time there. Without one it is the inbox server's wall clock:
+    *server_now* is that clock read by the same statement and *read_at* this host's
+    clock just before it, so the row is ``server_now - value`` older than *read_at*
+    (one clock for the difference whatever the server's zone; a DST change of the
+    server's zone between the two shifts it by the change)."""
+    if not isinstance(value, datetime):
+        return None
+    if value.tzinfo is not None:
+        return value
+    if zone is not None:
+        return value.replace(tzinfo=zone)
+    if not isinstance(server_now, datetime):
+        return None
+    return read_at - (server_now.replace(tzinfo=None) - value)
 
 
 def local_naive(value: datetime | None, zone: tzinfo) -> datetime | None:

@@ -8,6 +8,8 @@ the store answers its health probe count; without a probe, for ever), then it is
 DEAD naming the error; an unexpected error is retried ``unexpected_attempts`` times, then
 the head is recorded DEAD with the error text. Nothing is ever skipped. With
 ``pipelined``, ``ReadAhead`` reads (and decodes) the next batch while this one is applied.
+Either way a batch is decoded only up to ``batch_max_records`` flight records
+(``flightstate_core.budget.prepare_within``): text bytes alone do not bound it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, TypeVar
 
+from flightstate_core.budget import prepare_within
 from flightstate_core.errors import LeadershipLost, TransientError
 from flightstate_core.outcome import join_prepared
 from flightstate_core.ports import Inbox, StoreHealth
@@ -63,7 +66,8 @@ class FifoApply:
         settings = self._control.settings
         return ReadAhead(self._inbox, settings.batch_size, self._processor.prepare,
                          gather_every=settings.gather_interval,
-                         max_chars=settings.gather_max_chars)  # fmt: skip
+                         max_chars=settings.gather_max_chars,
+                         max_records=settings.batch_max_records)  # fmt: skip
 
     def next_rows(
         self, cursor: int, epoch: int, ahead: ReadAhead | None
@@ -73,7 +77,14 @@ class FifoApply:
         if rows is not None:
             return rows
         limit = self._control.settings.batch_size
-        return self.retry_transient(lambda: self._inbox.read_after(cursor, limit), epoch)
+        rows = self.retry_transient(lambda: self._inbox.read_after(cursor, limit), epoch)
+        if not rows:
+            return rows
+        try:  # decoded here within the record budget; process_batch uses the decodes
+            return prepare_within(rows, self._processor.prepare,
+                                  self._control.settings.batch_max_records)[0]  # fmt: skip
+        except Exception:  # process_batch decodes (and reports) them itself
+            return rows
 
     def apply(self, rows: Sequence[InboxRow], epoch: int) -> int:
         """Finish *rows* in FIFO order (or until stopped); return the new cursor."""
@@ -197,8 +208,10 @@ class ReadAhead:
 
     With *gather_every* the worker keeps gathering while the apply runs and rows keep
     arriving: every *gather_every* s it reads the rows after the last one it has and adds
-    them (decoded), until a read finds nothing, the batch is full (*limit* rows, or
-    *max_chars* of text) or ``take`` asks for it.
+    them (decoded), until a read finds nothing, the batch is full (*limit* rows,
+    *max_chars* of text or *max_records* decoded flight records) or ``take`` asks for it.
+    With *max_records* a read is decoded only until that budget is reached
+    (``prepare_within``); the rows after it are left for the next read.
     Without it the next batch holds only what had arrived when the apply began, so at a
     steady arrival rate a message waited for that apply, the next one, and most of its
     own: gathering saves about one apply of waiting (docs/design.md, "What 1,000 messages
@@ -212,12 +225,14 @@ class ReadAhead:
         *,
         gather_every: float = 0.0,
         max_chars: int | None = None,
+        max_records: int | None = None,
     ) -> None:
         self._inbox = inbox
         self._limit = limit
         self._prepare = prepare
         self._gather_every = gather_every
         self._max_chars = max_chars
+        self._max_records = max_records
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fs-read-ahead")
         self._pending: tuple[int, Future[Sequence[InboxRow]]] | None = None
         self._taken = threading.Event()  # set by take/close: stop gathering, hand over
@@ -231,15 +246,18 @@ class ReadAhead:
         self._pending = (cursor, self._pool.submit(self._gather, cursor))
 
     def _gather(self, cursor: int) -> Sequence[InboxRow]:
-        chunks = [self._read(cursor, self._limit)]  # its errors reach take (the loop reads)
-        count, chars = len(chunks[0]), _chars(chunks[0])
+        first, weight = self._read(cursor, self._limit, 0)  # its errors reach take
+        chunks = [first]
+        count, chars = len(first), _chars(first)
         # Only while rows keep coming: at a few messages per second the read finds nothing,
         # and reading again during every apply would cost CPU that the apply needs.
-        while chunks[-1] and self._room(count, chars):
+        while chunks[-1] and self._room(count, chars, weight):
             if self._taken.wait(self._gather_every):
                 break
             try:
-                more = self._read(chunks[-1][-1].message_id, self._limit - count)
+                more, more_weight = self._read(
+                    chunks[-1][-1].message_id, self._limit - count, weight
+                )
             except Exception:  # the loop's next read meets it, with its retry and counting
                 break  # what was read stays; nothing is lost, only not gathered yet
             self.gathered_reads += 1
@@ -247,21 +265,28 @@ class ReadAhead:
                 break
             chunks.append(more)
             count, chars = count + len(more), chars + _chars(more)
+            weight += more_weight
         return join_prepared(chunks)
 
-    def _room(self, count: int, chars: int) -> bool:
+    def _room(self, count: int, chars: int, weight: int) -> bool:
         if self._gather_every <= 0 or count >= self._limit:
+            return False
+        if self._max_records is not None and weight >= self._max_records:
             return False
         return self._max_chars is None or chars < self._max_chars
 
-    def _read(self, cursor: int, limit: int) -> Sequence[InboxRow]:
+    def _read(self, cursor: int, limit: int, weight: int) -> tuple[Sequence[InboxRow], int]:
+        """The rows after *cursor*, decoded (with a record budget: only the prefix within
+        what is left of it after *weight*), and their weight."""
         rows = self._inbox.read_after(cursor, limit)
         if self._prepare is None or not rows:
-            return rows
+            return rows, len(rows)
         try:
-            return self._prepare(rows)
+            if self._max_records is None:
+                return self._prepare(rows), len(rows)
+            return prepare_within(rows, self._prepare, self._max_records - weight)
         except Exception:
-            return rows
+            return rows, len(rows)
 
     def take(self, cursor: int) -> Sequence[InboxRow] | None:
         """The rows read after *cursor*, or None if no successful read for it was started

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from attrs import define, field, frozen
 
-from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES
+from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES, DEFAULT_BATCH_MAX_RECORDS
 from flightstate_core.gaps import GapSettings
 from flightstate_core.numbers import in_range
 
@@ -85,6 +85,13 @@ class PumpSettings:
     #: With ``gather_interval``: the read-ahead stops gathering once its rows hold this
     #: many characters of text (each read is bounded by the inbox's own byte budget too).
     gather_max_chars: int = field(default=DEFAULT_BATCH_MAX_BYTES, validator=in_range(1, 2**40))
+    #: Decoded flight records per batch (``flightstate_core.budget.prepare_within``): a
+    #: batch is decoded in order until it holds this many, the rest waits for the next
+    #: read, so the batch applied and the one read ahead hold a bounded decoded state
+    #: whatever the text's density (docs/design.md, "Poison-proof bounds").
+    batch_max_records: int = field(
+        default=DEFAULT_BATCH_MAX_RECORDS, validator=in_range(1, 100_000_000)
+    )
     #: Gap-aware reading (docs/design.md "Gaps in the inbox ids"); needs a ``GapReader``
     #: inbox and a ``GapLedger`` store, else the pump reads as before.
     gaps: GapSettings = field(factory=GapSettings)

@@ -3,8 +3,11 @@
 Quirks (MariaDB/MySQL):
 - Reads run in autocommit so every poll sees rows committed since the last one (a REPEATABLE
   READ snapshot held open would hide new arrivals).
-- ``datetime`` columns carry no zone: the AODB writes airport-local time, so aware datetimes
-  are converted to ``local_tz`` and naive values read back are taken as ``local_tz``.
+- ``datetime`` columns carry no zone. The backfill writes airport-local time (aware
+  datetimes are converted to ``local_tz``). DATE_RECEIVED is stamped by the inbox's own
+  clock, whose zone is the server's, not necessarily the airport's: each read also
+  selects ``NOW(6)`` and a row's ``received_at`` is that much older than this host's
+  clock at the read (``received_instant``); with ``received_tz`` it is wall time there.
 - SUBSYSTEM_NAME/TYPE/SUBTYPE are varchar(4) and SEQUENCE a mediumint: values that do not fit
   are cut/NULLed rather than failing the backfill forever under strict mode.
 - Any failed call drops the connection; the next call reconnects (the pump retries).
@@ -17,7 +20,7 @@ Quirks (MariaDB/MySQL):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -25,7 +28,7 @@ import pymysql
 
 from flightstate_core.budget import ReadBudget, ReadPlan
 from flightstate_core.lazy import LazyConnection
-from flightstate_core.operations import backfill_values, local_aware, local_naive
+from flightstate_core.operations import backfill_values, local_naive, received_instant
 from flightstate_core.records import BackfillIntent, InboxRow
 from flightstate_mysql._errors import mysql_errors
 from flightstate_mysql.dsn import parse_mysql_dsn
@@ -50,19 +53,20 @@ _SIZES = (
 # still not sent, only its length.
 _SELECT_RANGES = (
     "SELECT CMINMSGS_ID, CASE WHEN LENGTH(CMINMSGS_CLOB_MSG) <= %s THEN CMINMSGS_CLOB_MSG END,"
-    " CMINMSGS_DATE_RECEIVED, LENGTH(CMINMSGS_CLOB_MSG) FROM `{table}`"
+    " CMINMSGS_DATE_RECEIVED, LENGTH(CMINMSGS_CLOB_MSG), NOW(6) FROM `{table}`"
     " WHERE {ranges} ORDER BY CMINMSGS_ID LIMIT %s"
 )
 _RANGE = "CMINMSGS_ID BETWEEN %s AND %s"
 _SELECT_UNPROCESSED = (
     "SELECT CMINMSGS_ID, CASE WHEN LENGTH(CMINMSGS_CLOB_MSG) <= %s THEN CMINMSGS_CLOB_MSG END,"
-    " CMINMSGS_DATE_RECEIVED, LENGTH(CMINMSGS_CLOB_MSG) FROM `{table}`"
+    " CMINMSGS_DATE_RECEIVED, LENGTH(CMINMSGS_CLOB_MSG), NOW(6) FROM `{table}`"
     " WHERE CMINMSGS_ID > %s AND CMINMSGS_ID <= %s AND CMINMSGS_DATE_PROCESSED IS NULL"
     " ORDER BY CMINMSGS_ID LIMIT %s"
 )
 _FETCH = (
     "SELECT CMINMSGS_ID, CASE WHEN LENGTH(CMINMSGS_CLOB_MSG) <= %s THEN CMINMSGS_CLOB_MSG END,"
-    " CMINMSGS_DATE_RECEIVED FROM `{table}` WHERE CMINMSGS_ID IN %s ORDER BY CMINMSGS_ID"
+    " CMINMSGS_DATE_RECEIVED, NOW(6) FROM `{table}` WHERE CMINMSGS_ID IN %s"
+    " ORDER BY CMINMSGS_ID"
 )
 # One UPDATE for many rows: PyMySQL's executemany runs an UPDATE once per row (a round
 # trip each), so the rows travel as a derived table of bound values joined on the id.
@@ -118,6 +122,7 @@ class MySqlInbox:
         read_timeout: int = 60,
         lock_wait_timeout: int = 5,
         budget: ReadBudget | None = None,
+        received_tz: ZoneInfo | str | None = None,
     ) -> None:
         if not 1 <= lock_wait_timeout <= 3600:  # noqa: PLR2004 - MariaDB's range is 1..1073741824
             raise ValueError(f"lock_wait_timeout: 1..3600 s, got {lock_wait_timeout!r}")
@@ -131,6 +136,8 @@ class MySqlInbox:
             lock_wait_timeout=lock_wait_timeout,
         )
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
+        # None: DATE_RECEIVED is the server's clock (read with its NOW(6)); else this zone.
+        self._received_tz = ZoneInfo(received_tz) if isinstance(received_tz, str) else received_tz
         self._select_unprocessed = _SELECT_UNPROCESSED.format(table=table)
         self._budget = budget or ReadBudget()
         self._sizes = _SIZES.format(table=table)
@@ -144,15 +151,17 @@ class MySqlInbox:
             plan = self._budget.plan([(int(r[0]), r[1]) for r in cur.fetchall()])
             if not plan.ids:
                 return []
+            read_at = datetime.now(UTC)
             cur.execute(self._fetch, (self._budget.max_message_bytes, tuple(plan.ids)))
             rows = cur.fetchall()
-        return [self._row(r, plan) for r in rows]
+        return [self._row(r, plan, read_at) for r in rows]
 
-    def _row(self, values: Sequence[Any], plan: ReadPlan) -> InboxRow:
+    def _row(self, values: Sequence[Any], plan: ReadPlan, read_at: datetime) -> InboxRow:
         message_id, text, received = int(values[0]), values[1], values[2]
         size = plan.oversize.get(message_id)
         raw = "" if size is not None or text is None else _text(text)
-        return InboxRow(message_id, raw, local_aware(received, self._tz), size=size)
+        at = received_instant(received, self._received_tz, values[3], read_at)
+        return InboxRow(message_id, raw, at, size=size)
 
     def read_ranges(self, ranges: Sequence[tuple[int, int]], limit: int) -> list[InboxRow]:
         """Rows whose id lies in one of the inclusive (low, high) ranges, id order."""
@@ -172,9 +181,10 @@ class MySqlInbox:
     def _read_late(self, what: str, query: str, params: Sequence[object]) -> list[InboxRow]:
         limit = self._budget.max_message_bytes
         with mysql_errors(what), self._reader.use() as conn, conn.cursor() as cur:
+            read_at = datetime.now(UTC)
             cur.execute(query, (limit, *params))
             rows = cur.fetchall()
-        return [_late_row(r, limit, self._tz) for r in rows]
+        return [_late_row(r, limit, self._received_tz, read_at) for r in rows]
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
         """Write DATE_PROCESSED, STATUS and SUBSYSTEM columns in one transaction; idempotent."""
@@ -227,12 +237,14 @@ class _WallTexts:
         return text
 
 
-def _late_row(values: Sequence[Any], limit: int, zone: ZoneInfo) -> InboxRow:
+def _late_row(
+    values: Sequence[Any], limit: int, zone: ZoneInfo | None, read_at: datetime
+) -> InboxRow:
     """A row of a gap look-up; over the message limit: no text, its size (then DEAD)."""
     message_id, text, received, length = int(values[0]), values[1], values[2], values[3]
     over = length is not None and int(length) > limit
     raw = "" if over or text is None else _text(text)
-    return InboxRow(message_id, raw, local_aware(received, zone),
+    return InboxRow(message_id, raw, received_instant(received, zone, values[4], read_at),
                     size=int(length) if over else None)
 
 

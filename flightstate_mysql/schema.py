@@ -96,13 +96,14 @@ def insert_messages(
     *,
     table: str = "cminmsgs",
     received_at: datetime | None = None,
-    local_tz: str = "Asia/Shanghai",
+    local_tz: str | None = None,
     chunk: int = 1000,
 ) -> list[int]:
     """Insert raw messages in order as new VALID rows; return their CMINMSGS_IDs in order.
 
-    Commits every *chunk* rows. ``received_at`` defaults to now in *local_tz* (naive, as
-    the AODB writes it).
+    Commits every *chunk* rows. ``received_at`` defaults to the server's ``NOW()`` (the
+    inbox's own clock, in the server's zone, as the AODB stamps it), or with *local_tz*
+    to now in that zone, read here (naive: an AODB stamping its own wall clock).
     """
     sql = _INSERT.format(table=_check_identifier(table))
     ids: list[int] = []
@@ -121,9 +122,12 @@ def _insert_chunk(
     conn: pymysql.connections.Connection[Any],
     sql: str,
     raws: Sequence[str],
-    when: datetime,
+    when: datetime | None,
 ) -> list[int]:
     with mysql_errors("insert messages"), conn.cursor() as cur:
+        if when is None:  # the server's clock; a bound value keeps the multi-row INSERT
+            cur.execute("SELECT NOW()")
+            when = cur.fetchone()[0]
         if _consecutive_ids(cur):
             # One multi-row INSERT; InnoDB gives a simple insert consecutive ids
             # (autoinc lock mode 0/1, increment 1), the first being LAST_INSERT_ID().
@@ -166,6 +170,9 @@ def _statement_parts(raws: Sequence[str]) -> list[Sequence[str]]:
 _PART_BYTES = 900_000
 
 
-def _local_now(zone: str) -> datetime:
-    """Now as the AODB writes it: airport-local wall time, no zone, whole seconds."""
+def _local_now(zone: str | None) -> datetime | None:
+    """Now as an AODB stamping its own wall clock in *zone* writes it (no zone, whole
+    seconds); None without a zone: the server's NOW() stamps the row."""
+    if zone is None:
+        return None
     return datetime.now(ZoneInfo(zone)).replace(tzinfo=None, microsecond=0)

@@ -2,8 +2,10 @@
 
 For the embedded default (no MySQL at hand) and for tests: same semantics as
 ``flightstate_mysql.MySqlInbox`` and the same inbox contract suite. Like the MySQL table, the
-timestamps are zone-less (``timestamp``) in airport-local time (``local_tz``). Reads run in
-autocommit; a failed call drops the connection and the next call reconnects.
+timestamps are zone-less (``timestamp``): the backfill writes airport-local time
+(``local_tz``); DATE_RECEIVED is the server's own clock (``localtimestamp`` of the session's
+TimeZone, read with each row: ``received_instant``), or wall time in ``received_tz``. Reads
+run in autocommit; a failed call drops the connection and the next call reconnects.
 Driver errors become core errors through the package's one choke point
 (``flightstate_pg._errors.translated``).
 """
@@ -11,7 +13,7 @@ Driver errors become core errors through the package's one choke point
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -19,7 +21,7 @@ import psycopg
 from psycopg import sql
 
 from flightstate_core.budget import ReadBudget, ReadPlan
-from flightstate_core.operations import backfill_values, local_aware
+from flightstate_core.operations import backfill_values, received_instant
 from flightstate_core.records import BackfillIntent, InboxRow
 from flightstate_pg._errors import translated
 from flightstate_pg._pool import lazy_connection
@@ -53,19 +55,19 @@ _SELECT_RANGES = (
     "SELECT t.* FROM unnest(%(lows)s::bigint[], %(highs)s::bigint[]) AS g(lo, hi)"
     " CROSS JOIN LATERAL (SELECT CMINMSGS_ID, CASE WHEN octet_length(CMINMSGS_CLOB_MSG)"
     " <= %(max)s THEN CMINMSGS_CLOB_MSG END, CMINMSGS_DATE_RECEIVED,"
-    " octet_length(CMINMSGS_CLOB_MSG) FROM {table}"
+    " octet_length(CMINMSGS_CLOB_MSG), localtimestamp FROM {table}"
     " WHERE CMINMSGS_ID BETWEEN g.lo AND g.hi ORDER BY CMINMSGS_ID LIMIT %(limit)s) AS t"
     " ORDER BY 1 LIMIT %(limit)s"
 )
 _SELECT_UNPROCESSED = (
     "SELECT CMINMSGS_ID, CASE WHEN octet_length(CMINMSGS_CLOB_MSG) <= %(max)s"
-    " THEN CMINMSGS_CLOB_MSG END, CMINMSGS_DATE_RECEIVED, octet_length(CMINMSGS_CLOB_MSG)"
-    " FROM {table} WHERE CMINMSGS_ID > %(after)s AND CMINMSGS_ID <= %(upto)s"
+    " THEN CMINMSGS_CLOB_MSG END, CMINMSGS_DATE_RECEIVED, octet_length(CMINMSGS_CLOB_MSG),"
+    " localtimestamp FROM {table} WHERE CMINMSGS_ID > %(after)s AND CMINMSGS_ID <= %(upto)s"
     " AND CMINMSGS_DATE_PROCESSED IS NULL ORDER BY CMINMSGS_ID LIMIT %(limit)s"
 )
 _FETCH = (
     "SELECT CMINMSGS_ID, CASE WHEN octet_length(CMINMSGS_CLOB_MSG) <= %s"
-    " THEN CMINMSGS_CLOB_MSG END, CMINMSGS_DATE_RECEIVED FROM {table}"
+    " THEN CMINMSGS_CLOB_MSG END, CMINMSGS_DATE_RECEIVED, localtimestamp FROM {table}"
     " WHERE CMINMSGS_ID = ANY(%s) ORDER BY CMINMSGS_ID"
 )
 # One statement for a whole batch of backfills (arrays, one per column, in the order of
@@ -82,7 +84,7 @@ _BACKFILL = (
 )
 _INSERT = (
     "INSERT INTO {table} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS)"
-    " VALUES (%s, %s, 'VALID') RETURNING CMINMSGS_ID"
+    " VALUES (%s, COALESCE(%s::timestamp, localtimestamp(0)), 'VALID') RETURNING CMINMSGS_ID"
 )
 _INT4 = range(-(2**31), 2**31)  # CMINMSGS_SUBSYSTEM_SEQUENCE integer
 
@@ -106,9 +108,11 @@ def insert_messages(
     *,
     table: str = "cminmsgs",
     received_at: datetime | None = None,
-    local_tz: str = "Asia/Shanghai",
+    local_tz: str | None = None,
 ) -> list[int]:
-    """Insert raw messages in order as new VALID rows (one commit); return their ids."""
+    """Insert raw messages in order as new VALID rows (one commit); return their ids.
+    ``received_at`` defaults to the server's ``localtimestamp`` (the inbox's own clock),
+    or with *local_tz* to now in that zone, read here."""
     when = received_at or _local_now(local_tz)
     query = sql.SQL(_INSERT).format(table=_ident(table))
     ids: list[int] = []
@@ -135,8 +139,11 @@ class PgInbox:
         local_tz: ZoneInfo | str = "Asia/Shanghai",
         connect_timeout: int = 5,
         budget: ReadBudget | None = None,
+        received_tz: ZoneInfo | str | None = None,
     ) -> None:
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
+        # None: DATE_RECEIVED is the server's clock (read with its localtimestamp).
+        self._received_tz = ZoneInfo(received_tz) if isinstance(received_tz, str) else received_tz
         self._budget = budget or ReadBudget()
         self._sizes = sql.SQL(_SIZES).format(table=_ident(table))
         self._fetch = sql.SQL(_FETCH).format(table=_ident(table))
@@ -155,14 +162,16 @@ class PgInbox:
             plan = self._budget.plan([(int(r[0]), r[1]) for r in sizes])
             if not plan.ids:
                 return []
+            read_at = datetime.now(UTC)
             rows = conn.execute(self._fetch, (self._budget.max_message_bytes, plan.ids)).fetchall()
-        return [self._row(r, plan) for r in rows]
+        return [self._row(r, plan, read_at) for r in rows]
 
-    def _row(self, values: Sequence[Any], plan: ReadPlan) -> InboxRow:
+    def _row(self, values: Sequence[Any], plan: ReadPlan, read_at: datetime) -> InboxRow:
         message_id, text, received = int(values[0]), values[1], values[2]
         size = plan.oversize.get(message_id)
         raw = "" if size is not None or text is None else str(text)
-        return InboxRow(message_id, raw, local_aware(received, self._tz), size=size)
+        at = received_instant(received, self._received_tz, values[3], read_at)
+        return InboxRow(message_id, raw, at, size=size)
 
     def read_ranges(self, ranges: Sequence[tuple[int, int]], limit: int) -> list[InboxRow]:
         """Rows whose id lies in one of the inclusive (low, high) ranges, id order."""
@@ -181,13 +190,15 @@ class PgInbox:
         """Rows of a gap look-up; over the message limit: no text, its size (then DEAD)."""
         limit = self._budget.max_message_bytes
         with translated(), self._reader.use() as conn:
+            read_at = datetime.now(UTC)
             rows = conn.execute(query, {**params, "max": limit}).fetchall()
         out = []
-        for message_id, text, received, length in rows:
+        for message_id, text, received, length, server_now in rows:
             over = length is not None and int(length) > limit
             raw = "" if over or text is None else str(text)
             size = int(length) if over else None
-            out.append(InboxRow(int(message_id), raw, local_aware(received, self._tz), size=size))
+            at = received_instant(received, self._received_tz, server_now, read_at)
+            out.append(InboxRow(int(message_id), raw, at, size=size))
         return out
 
     def backfill(self, intents: Sequence[BackfillIntent]) -> None:
@@ -205,6 +216,9 @@ class PgInbox:
         self._writer.close()
 
 
-def _local_now(zone: str) -> datetime:
-    """Now as the AODB writes it: airport-local wall time, no zone, whole seconds."""
+def _local_now(zone: str | None) -> datetime | None:
+    """Now as an AODB stamping its own wall clock in *zone* writes it (no zone, whole
+    seconds); None without a zone: the server's localtimestamp stamps the row."""
+    if zone is None:
+        return None
     return datetime.now(ZoneInfo(zone)).replace(tzinfo=None, microsecond=0)

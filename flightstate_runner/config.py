@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from datetime import time
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from attrs import evolve, field, fields, frozen
 
-from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES
+from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES, DEFAULT_BATCH_MAX_RECORDS
 from flightstate_core.config import CoreConfig
 from flightstate_core.dsn import check_url_credentials, redact
 from flightstate_core.errors import ConfigError
@@ -45,6 +46,14 @@ def _cutover(value: str | time) -> time:
 def _table(instance: object, attribute: Any, value: str) -> None:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,29}", value):
         raise ConfigError(f"{attribute.name}: {value!r} is not a plain table name")
+
+
+def _inbox_zone(instance: object, attribute: Any, value: str) -> None:
+    if value:
+        try:
+            ZoneInfo(value)
+        except (ValueError, ZoneInfoNotFoundError) as exc:
+            raise ConfigError(f"{attribute.name}: unknown time zone {value!r}") from exc
 
 
 def _port(instance: object, attribute: Any, value: int | None) -> None:
@@ -133,6 +142,9 @@ class RunnerConfig:
     mysql_dsn: str | None = field(default=None, validator=_mysql_dsn)
     kafka_bootstrap: str | None = None
     airport_tz: str = "Asia/Shanghai"
+    # zone of the inbox's DATE_RECEIVED; "" = the inbox server's own clock (read with each
+    # row), never assumed to be airport_tz (docs/design.md "Operator view")
+    inbox_tz: str = field(default="", validator=_inbox_zone)
     opday_cutover: time = field(default=time(0, 0), converter=_cutover)
     inbox_table: str = field(default="cminmsgs", validator=_table)
     topic_schd: str = "schd"
@@ -140,6 +152,10 @@ class RunnerConfig:
     batch_size: int = field(default=1000, validator=_positive(100_000))
     batch_max_bytes: int = field(
         default=DEFAULT_BATCH_MAX_BYTES, validator=in_range(_MIB, 4096 * _MIB)
+    )
+    # decoded flight records per batch (docs/design.md "Poison-proof bounds")
+    batch_max_records: int = field(
+        default=DEFAULT_BATCH_MAX_RECORDS, validator=in_range(1, 100_000_000)
     )
     backoff_initial: float = field(default=0.2, validator=_positive(3600))
     backoff_max: float = field(default=10.0, validator=_positive(3600))
@@ -234,7 +250,7 @@ class RunnerConfig:
 
 _INT_FIELDS = {
     "batch_size", "batch_max_bytes", "max_unexpected_attempts", "dispatch_batch", "metrics_port",
-    "retry_budget_attempts",
+    "retry_budget_attempts", "batch_max_records",
     "cleanup_batch", "request_max_attempts", "backfill_lock_wait_timeout", "gap_reconcile_window",
     "kafka_max_record_bytes",
 }  # fmt: skip

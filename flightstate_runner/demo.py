@@ -81,7 +81,7 @@ def _fill_inbox(dsn: str, config: RunnerConfig, messages: int, flights: int, see
     raws = todays_traffic(config, messages=messages, flights=flights, seed=seed)
     with psycopg.connect(dsn) as conn:
         create_inbox_table(conn, config.inbox_table)
-        insert_messages(conn, raws, table=config.inbox_table, local_tz=config.airport_tz)
+        insert_messages(conn, raws, table=config.inbox_table, local_tz=config.inbox_tz or None)
     return len(raws)
 
 

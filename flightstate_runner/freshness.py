@@ -2,11 +2,11 @@
 
 Two clocks, on purpose each the one its end is written with:
 
-- receive → commit: the inbox's ``DATE_RECEIVED`` (written by the AODB with *its* clock, in
-  airport local time; whole seconds on a MySQL ``datetime`` column) to this host's wall
-  clock right after the store transaction returned. Accurate to about a second, and only as
-  good as the two hosts' clock agreement; a negative difference (rounded or skewed clocks)
-  counts as 0.
+- receive → commit: the inbox's ``DATE_RECEIVED`` (stamped by the inbox server's clock;
+  whole seconds on a MySQL ``datetime`` column), placed on this host's clock by the read
+  that also took the server's now (``received_instant``), to this host's wall clock right
+  after the store transaction returned. Accurate to about a second; a negative difference
+  (rounded clocks) counts as 0.
 - commit → delivered: this process's monotonic clock, from right after the store commit of
   a message to right after its Kafka records were delivered (the window's Kafka
   transaction committed and the outbox watermark moved over its rows). Both ends happen

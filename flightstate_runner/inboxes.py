@@ -89,7 +89,7 @@ def _inserter(config: RunnerConfig) -> Callable[[list[str]], list[int]]:
             try:
                 create_cminmsgs(conn, config.inbox_table)
                 return insert_mysql(conn, raws, table=config.inbox_table,
-                                    local_tz=config.airport_tz)  # fmt: skip
+                                    local_tz=config.inbox_tz or None)  # fmt: skip
             finally:
                 conn.close()
 
@@ -102,6 +102,7 @@ def _inserter(config: RunnerConfig) -> Callable[[list[str]], list[int]]:
     def into_pg(raws: list[str]) -> list[int]:
         with psycopg.connect(require(config, "pg_dsn", "generate")) as conn:
             create_inbox_table(conn, config.inbox_table)
-            return insert_pg(conn, raws, table=config.inbox_table, local_tz=config.airport_tz)
+            return insert_pg(conn, raws, table=config.inbox_table,
+                             local_tz=config.inbox_tz or None)  # fmt: skip
 
     return into_pg

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -110,15 +110,30 @@ def _pg(dsn: str) -> Iterator[psycopg.Connection[Any]]:
         raise
 
 
-def _age(received: Any, zone: ZoneInfo) -> float | None:
-    if not isinstance(received, datetime):
+def _age(head: Sequence[Any] | None, inbox_tz: str) -> float | None:
+    """The head's age in seconds: measured by the inbox server (its NOW minus the head's
+    DATE_RECEIVED, one clock whatever its zone), or with a configured *inbox_tz*, from
+    DATE_RECEIVED as wall time there (docs/design.md, "Operator view")."""
+    if head is None or not isinstance(head[0], datetime):
         return None
-    aware = received.replace(tzinfo=zone) if received.tzinfo is None else received
-    return max(0.0, (datetime.now(UTC) - aware).total_seconds())
+    received: datetime = head[0]
+    server_age = head[1]
+    if inbox_tz:
+        aware = received.replace(tzinfo=ZoneInfo(inbox_tz)) if received.tzinfo is None else received
+        return max(0.0, (datetime.now(UTC) - aware).total_seconds())
+    return None if server_age is None else max(0.0, float(server_age))
 
 
 _LAG = "SELECT count(*), min(CMINMSGS_ID), max(CMINMSGS_ID) FROM {t} WHERE CMINMSGS_ID > %s"
-_HEAD = "SELECT CMINMSGS_DATE_RECEIVED FROM {t} WHERE CMINMSGS_ID = %s"
+# The head's DATE_RECEIVED and its age by the server's own clock (seconds).
+_HEAD_MYSQL = (
+    "SELECT CMINMSGS_DATE_RECEIVED, TIMESTAMPDIFF(MICROSECOND, CMINMSGS_DATE_RECEIVED, NOW(6))"
+    " / 1000000 FROM {t} WHERE CMINMSGS_ID = %s"
+)
+_HEAD_PG = (
+    "SELECT CMINMSGS_DATE_RECEIVED, extract(epoch FROM localtimestamp - CMINMSGS_DATE_RECEIVED)"
+    " FROM {t} WHERE CMINMSGS_ID = %s"
+)
 
 
 def _mysql_lag(config: RunnerConfig, after: int) -> tuple[tuple[Any, ...], Any]:
@@ -136,7 +151,7 @@ def _mysql_lag(config: RunnerConfig, after: int) -> tuple[tuple[Any, ...], Any]:
             with conn.cursor() as cur:
                 cur.execute(_LAG.format(t=table), (after,))
                 counted = cur.fetchone()
-                cur.execute(_HEAD.format(t=table), (counted[1],))
+                cur.execute(_HEAD_MYSQL.format(t=table), (counted[1],))
                 head = cur.fetchone()
         except Exception:
             keep = False
@@ -145,7 +160,7 @@ def _mysql_lag(config: RunnerConfig, after: int) -> tuple[tuple[Any, ...], Any]:
             _kept.mysql = conn if keep else None
             if not keep:
                 conn.close()
-    return counted, head[0] if head else None
+    return counted, head
 
 
 def _pg_lag(config: RunnerConfig, pg_dsn: str, after: int) -> tuple[tuple[Any, ...], Any]:
@@ -159,19 +174,19 @@ def _pg_lag(config: RunnerConfig, pg_dsn: str, after: int) -> tuple[tuple[Any, .
                 "run `flightstate inbox-init` (or set FLIGHTSTATE_INBOX_TABLE)"
             ) from exc
         counted = found or (0, None, None)
-        head = conn.execute(sql.SQL(_HEAD).format(t=table), (counted[1],)).fetchone()
-    return counted, head[0] if head else None
+        head = conn.execute(sql.SQL(_HEAD_PG).format(t=table), (counted[1],)).fetchone()
+    return counted, head
 
 
 def inbox_lag(config: RunnerConfig, pg_dsn: str, cursor: int | None) -> InboxLag:
     """How far the inbox is ahead of *cursor* (rows with a greater CMINMSGS_ID)."""
     after = cursor or 0
     if config.mysql_dsn:
-        counted, received = _mysql_lag(config, after)
+        counted, head_row = _mysql_lag(config, after)
     else:
-        counted, received = _pg_lag(config, pg_dsn, after)
+        counted, head_row = _pg_lag(config, pg_dsn, after)
     count, head, last = counted
-    return InboxLag(int(count), head, _age(received, ZoneInfo(config.airport_tz)), last)
+    return InboxLag(int(count), head, _age(head_row, config.inbox_tz), last)
 
 
 # ---------------------------------------------------------------------- store side

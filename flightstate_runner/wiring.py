@@ -88,12 +88,14 @@ def _inbox(config: RunnerConfig, pg_dsn: str) -> Inbox:
         try:
             return MySqlInbox(config.mysql_dsn, table=config.inbox_table,
                               local_tz=config.airport_tz, budget=budget,
+                              received_tz=config.inbox_tz or None,
                               lock_wait_timeout=config.backfill_lock_wait_timeout)  # fmt: skip
         except ValueError as exc:
             raise ConfigError(f"mysql_dsn: {exc}") from exc
     from flightstate_pg.inbox import PgInbox  # noqa: PLC0415
 
-    return PgInbox(pg_dsn, table=config.inbox_table, local_tz=config.airport_tz, budget=budget)
+    return PgInbox(pg_dsn, table=config.inbox_table, local_tz=config.airport_tz, budget=budget,
+                   received_tz=config.inbox_tz or None)  # fmt: skip
 
 
 @define
@@ -165,6 +167,7 @@ def build_pump(
         active_for=cfg.poll_active_period,
         gather_interval=cfg.gather_interval,
         gather_max_chars=cfg.batch_max_bytes,
+        batch_max_records=cfg.batch_max_records,
         retry=Backoff(cfg.backoff_initial, cfg.backoff_max),
         unexpected_attempts=cfg.max_unexpected_attempts,
         retry_budget_attempts=cfg.retry_budget_attempts,

@@ -1,8 +1,8 @@
 """A test inbox: the pump's ``Inbox`` adapter plus a way to put messages into it.
 
-``TestInbox.add(raws)`` inserts raw SIS texts in order (``DATE_RECEIVED`` now, in the
-airport zone) and returns their CMINMSGS_IDs; ``adapter`` is what the pump reads
-(``MySqlInbox`` or ``PgInbox``). The table is created on construction.
+``TestInbox.add(raws)`` inserts raw SIS texts in order (``DATE_RECEIVED`` now, by the
+server's clock, as the AODB stamps it) and returns their CMINMSGS_IDs; ``adapter`` is what
+the pump reads (``MySqlInbox`` or ``PgInbox``). The table is created on construction.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def mariadb_inbox(dsn: str, table: str = "cminmsgs", zone: str = ZONE) -> TestIn
     def insert(raws: Sequence[str]) -> list[int]:
         conn = pymysql.connect(autocommit=False, **parse_mysql_dsn(dsn))
         try:
-            return insert_mysql(conn, raws, table=table, local_tz=zone)
+            return insert_mysql(conn, raws, table=table)
         finally:
             conn.close()
 
@@ -70,7 +70,7 @@ def pg_table_inbox(dsn: str, table: str = "cminmsgs", zone: str = ZONE) -> TestI
 
     def insert(raws: Sequence[str]) -> list[int]:
         with psycopg.connect(dsn) as conn:
-            return insert_pg(conn, raws, table=table, local_tz=zone)
+            return insert_pg(conn, raws, table=table)
 
     with psycopg.connect(dsn) as conn:
         create_inbox_table(conn, table)

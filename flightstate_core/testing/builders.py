@@ -1,6 +1,7 @@
 """Deterministic builders of realistic SIS messages (benchmarks, fixtures, load tests).
 
-``build_dnld(n_flights, seed)`` and ``build_flop(styp, seed)`` return indented UTF-8 XML,
+``build_dnld(n_flights, seed)``, ``build_dense_dnld(n_flights, seed)`` and
+``build_flop(styp, seed)`` return indented UTF-8 XML,
 shaped like the corpus samples, the same bytes for the same arguments. They build the
 message model and go through ``encode`` so the output always decodes.
 """
@@ -21,7 +22,10 @@ from flightstate_core.messages import Envelope, FlightRecord, FlopMessage, Messa
 from flightstate_core.times import parse_time
 from flightstate_core.values import Set
 
-__all__ = ["build_dnld", "build_dnld_message", "build_flop", "dnld_backlog", "indent_xml"]
+__all__ = [
+    "build_dense_dnld", "build_dnld", "build_dnld_message", "build_flop", "dnld_backlog",
+    "indent_xml",
+]  # fmt: skip
 
 _SEQN = re.compile(r"<SEQN>[0-9]+</SEQN>")
 
@@ -104,6 +108,25 @@ def _flight(rng: random.Random, flid: int) -> FlightRecord:
     return FlightRecord(str(flid), scalars, _resources(rng, sodt, departure))
 
 
+def _dense_flight(rng: random.Random, flid: int) -> FlightRecord:
+    """A flight of a dense package: a few scalars and no resource lists (~260 bytes)."""
+    airline = rng.choice(_AIRLINES)
+    departure = rng.random() < _DEPARTURE_SHARE
+    sodt = _DAY + timedelta(minutes=rng.randint(0, 24 * 60 - 1))
+    texts = {
+        "FFID": f"{airline}-{airline}{flid % 9000 + 100}-{'D' if departure else 'A'}-{_t(sodt)}",
+        "ALCD": airline,
+        "FLNO": f"{airline}{rng.randint(100, 9999)}",
+        "MVIN": "D" if departure else "A",
+        "TRML": rng.choice(("T1", "T2")),
+        "STND": f"{rng.randint(1, 60):03d}",
+    }
+    scalars: dict[str, Set] = {code: Set(raw) for code, raw in texts.items()}
+    scalars["SODT"] = _time_set(sodt)
+    scalars["ESTT"] = _time_set(sodt + timedelta(minutes=rng.randint(0, 30)))
+    return FlightRecord(str(flid), scalars)
+
+
 def _envelope(type_: str, styp: str, seqn: int) -> Envelope:
     return Envelope("AODB", str(seqn % 1_000_000), "20210122223126", type_, styp)
 
@@ -127,11 +150,25 @@ def build_dnld(n_flights: int, seed: int = 0) -> bytes:
     return indent_xml(encode(build_dnld_message(n_flights, seed)))
 
 
-def dnld_backlog(count: int, n_flights: int, distinct: int = 4) -> Iterator[str]:
+def build_dense_dnld(n_flights: int, seed: int = 0) -> bytes:
+    """A dense SCHD DNLD: many small flights (8,000 in 2.1 MB), where the decoded package
+    costs more per byte of text than ``build_dnld``'s (docs/design.md, "Poison-proof
+    bounds")."""
+    rng = random.Random(seed)  # noqa: S311 - reproducible test data, not cryptography
+    records = tuple(_dense_flight(rng, 100_000 + index) for index in range(n_flights))
+    message = ScheduleMessage(_envelope("SCHD", "DNLD", seed), len(records), records)
+    return indent_xml(encode(message))
+
+
+def dnld_backlog(
+    count: int, n_flights: int, distinct: int = 4, *, dense: bool = False
+) -> Iterator[str]:
     """*count* DNLD packages of the same *n_flights* flights (a backlog of schedule answers),
     cycling through *distinct* contents so each package changes every flight, each with its
-    own SEQN (a later copy is a new message, not a business duplicate). Built lazily."""
-    texts = [build_dnld(n_flights, seed).decode("utf-8") for seed in range(1, distinct + 1)]
+    own SEQN (a later copy is a new message, not a business duplicate). Built lazily.
+    *dense*: packages of ``build_dense_dnld``."""
+    build = build_dense_dnld if dense else build_dnld
+    texts = [build(n_flights, seed).decode("utf-8") for seed in range(1, distinct + 1)]
     for number in range(count):
         seqn = f"<SEQN>{(number + 1) % 1_000_000}</SEQN>"
         yield _SEQN.sub(seqn, texts[number % distinct], count=1)

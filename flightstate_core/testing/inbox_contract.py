@@ -114,6 +114,14 @@ class InboxContract:
         assert row.received_at is not None
         assert row.received_at.tzinfo is not None
 
+    def test_a_row_just_written_was_received_just_now(self, inbox_harness: InboxHarness) -> None:
+        """DATE_RECEIVED is the inbox server's clock, read back on this host's: whatever
+        the server's zone, a row written now is seconds old, not hours."""
+        (mid,) = inbox_harness.insert(["<MSG>now</MSG>"])
+        (row,) = inbox_harness.inbox.read_after(mid - 1, 1)
+        assert row.received_at is not None
+        assert abs((datetime.now(UTC) - row.received_at).total_seconds()) < 120
+
     def test_backfill_writes_outcome_and_subsystem(self, inbox_harness: InboxHarness) -> None:
         ids = inbox_harness.insert(["<MSG>1</MSG>", "<MSG>2</MSG>"])
         inbox_harness.inbox.backfill([_intent(ids[0]), _intent(ids[1], Outcome.DEAD)])

@@ -201,16 +201,26 @@ def test_two_pumps_one_leads_and_the_other_takes_over() -> None:
 
 
 class PreparedSeen(Recording):
-    """Records which batches reached ``process_batch`` already decoded by the read-ahead."""
+    """Records which batches reached ``process_batch`` already decoded by the read-ahead
+    (every batch is decoded before it is applied, within the record budget: on the
+    read-ahead's thread when pipelined, else on the pump's)."""
 
     def __init__(self, store: MemoryStore) -> None:
         super().__init__(store)
         self._clock = lambda: datetime(2026, 11, 30, 8, 0, tzinfo=UTC)  # runs compare equal
         self.prepared_batches = 0
         self.plain_batches = 0
+        self.ahead: set[int] = set()  # ids decoded on the read-ahead thread
+
+    def prepare(self, rows: Sequence[InboxRow]) -> Sequence[InboxRow]:
+        if threading.current_thread().name.startswith("fs-read-ahead"):
+            self.ahead.update(row.message_id for row in rows)
+        return super().prepare(rows)
 
     def process_batch(self, rows: Sequence[InboxRow], epoch: int | None):  # type: ignore[no-untyped-def]
-        if isinstance(rows, service.PreparedRows) and len(rows.decoded) == len(rows):
+        assert isinstance(rows, service.PreparedRows)
+        assert len(rows.decoded) == len(rows)
+        if all(row.message_id in self.ahead for row in rows):
             self.prepared_batches += 1
         else:
             self.plain_batches += 1

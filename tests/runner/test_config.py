@@ -134,6 +134,8 @@ ALL_INTERFACES = "0.0.0.0"  # noqa: S104 - a value to parse, nothing binds here
         ("batch_size", "9" * 5000),
         ("batch_max_bytes", "1000"),
         ("batch_max_bytes", "inf"),
+        ("batch_max_records", "0"),
+        ("batch_max_records", "1e3"),
         ("dispatch_batch", "-5"),
         ("max_unexpected_attempts", "0"),
         ("metrics_bind", "0.0.0.0; rm"),

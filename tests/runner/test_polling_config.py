@@ -83,6 +83,11 @@ def test_the_read_ahead_gathers_by_default_and_the_setting_reaches_the_pump() ->
         pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
         assert pump.settings.gather_interval == interval
         assert pump.settings.gather_max_chars == 2**21  # the read budget bounds a gathered batch
+        assert pump.settings.batch_max_records == 32_000  # and the decoded-record budget
+    config = load_config(None, {"FLIGHTSTATE_BATCH_MAX_RECORDS": "5000"})
+    services = Services(config, "", store, MemoryInbox(), store, None)  # type: ignore[arg-type]
+    pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
+    assert pump.settings.batch_max_records == 5000
     for bad in ("-0.001", "3601", "nan", "often"):
         with pytest.raises(ConfigError, match=r"^gather_interval: "):
             load_config(None, {"FLIGHTSTATE_GATHER_INTERVAL": bad})
