@@ -78,13 +78,14 @@ def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
     migrations = read_migrations(str(MIGRATIONS_DIR))
     assert [m.id for m in migrations] == [
         "0001.initial", "0002.history_display", "0003.lifecycle_requests",
-        "0004.outbox_watermark", "0005.inbox_gaps",
+        "0004.outbox_watermark", "0005.inbox_gaps", "0007.provenance",
     ]
     depends = {m.id: sorted(d.id for d in m.depends) for m in migrations}
     assert depends["0003.lifecycle_requests"] == ["0002.history_display"]
     assert depends["0002.history_display"] == ["0001.initial"]
     assert depends["0004.outbox_watermark"] == ["0003.lifecycle_requests"]
     assert depends["0005.inbox_gaps"] == ["0004.outbox_watermark"]
+    assert depends["0007.provenance"] == ["0005.inbox_gaps"]
     assert strip_terminator("DROP SEQUENCE S;\n") == "DROP SEQUENCE S"
     assert strip_terminator("SELECT ';' FROM DUAL") == "SELECT ';' FROM DUAL"
 
