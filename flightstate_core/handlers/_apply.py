@@ -130,16 +130,23 @@ def apply_record(
     *,
     message_id: int | None = None,
     kept: list[Kept] | None = None,
+    keeps_newer: bool = True,
 ) -> FlightState:
     """The next content of ``state`` after ``record`` (version and audit untouched).
 
     With a ``message_id``, the provenance rule applies (``_late``): a key a newer message
-    set or cleared is kept (added to ``kept``), and the keys applied are stamped. A
-    message at or above every stamp (the usual case) pays one comparison for the check."""
+    set or cleared is kept (added to ``kept``; not when ``keeps_newer`` is false, for a
+    requeue), and the keys applied are stamped. A message at or above every stamp (the
+    usual case) pays one comparison for the check."""
     ops = _ops(record, rule, config)
     provenance = state.provenance
     psdt = state.collections.get("PSDT", ())
-    if message_id is not None and provenance and message_id < newest(provenance):
+    if (
+        keeps_newer
+        and message_id is not None
+        and provenance
+        and message_id < newest(provenance)
+    ):
         ops = without_newer(ops, provenance, psdt, rule, message_id, kept=kept)
     if message_id is not None:
         provenance = stamped(provenance, ops, psdt, rule, message_id)
@@ -161,7 +168,10 @@ def overlay(draft: Draft, state: FlightState, record: FlightRecord, rule: ApplyR
     """``apply_record`` for the draft's message; what it kept is noted on the decision
     ("late: FLID .. kept STND (set by message 1234)")."""
     kept: list[Kept] = []
-    state = apply_record(state, record, rule, config, message_id=draft.message_id, kept=kept)
+    state = apply_record(
+        state, record, rule, config,
+        message_id=draft.message_id, kept=kept, keeps_newer=draft.keeps_newer,
+    )  # fmt: skip
     if kept:
         draft.note(late_note(record.flid, kept))
     return state

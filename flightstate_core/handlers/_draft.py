@@ -78,11 +78,19 @@ class Draft:
     """Current states (read-only) and the next states written so far, in touch order.
 
     ``message_id``: the deciding message's inbox id, for per-key provenance (None: not
-    tracked, as for a decision without an inbox row)."""
+    tracked, as for a decision without an inbox row); ``keeps_newer``: whether what a newer
+    message set is kept (not for an operator's requeue, applied as the newest message)."""
 
-    def __init__(self, current: Mapping[str, FlightState], message_id: int | None = None) -> None:
+    def __init__(
+        self,
+        current: Mapping[str, FlightState],
+        message_id: int | None = None,
+        *,
+        keeps_newer: bool = True,
+    ) -> None:
         self.current = current
         self.message_id = message_id
+        self.keeps_newer = keeps_newer
         self.work: dict[str, FlightState] = {}
         self.order: list[str] = []
         self.notes: list[str] = []

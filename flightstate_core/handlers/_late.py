@@ -123,7 +123,8 @@ def stamped(
     mid: int,
 ) -> Mapping[str, int]:
     """*provenance* with every key *ops* set or cleared stamped *mid* (the same map when
-    they touch nothing)."""
+    they touch nothing). A stamp never goes down: a requeued message (applied as the
+    newest, whatever its id) leaves a higher stamp as it is."""
     touched = [code for code, op in ops.scalars.items() if _effective(op, rule)]
     touched += [
         code
@@ -143,5 +144,6 @@ def stamped(
         return provenance
     result = dict(provenance)
     for key in touched:
-        result[key] = mid
+        if result.get(key, 0) < mid:
+            result[key] = mid
     return result

@@ -34,7 +34,8 @@ def delete_flid(draft: Draft, flid: str) -> None:
     elif draft.message_id is None:
         draft.put(evolve(state, status=FlightStatus.DELETED))
     else:  # a delete applies whatever its id; the stamp refuses a late revival
-        provenance = {**state.provenance, STATE_KEY: draft.message_id}
+        stamp = max(draft.message_id, state.provenance.get(STATE_KEY, 0))
+        provenance = {**state.provenance, STATE_KEY: stamp}
         draft.put(evolve(state, status=FlightStatus.DELETED, provenance=provenance))
 
 
@@ -45,7 +46,7 @@ def handle_schedule_delete(
     ctx: DecisionContext,
 ) -> Decision:
     """SCHD DEL: delete every listed FLID exactly like FDEL."""
-    draft = Draft(current, ctx.message_id)
+    draft = Draft(current, ctx.message_id, keeps_newer=not ctx.requeued)
     for index, record in enumerate(message.records, 1):
         check_flid(record, index, "SCHD/FLTR")
         delete_flid(draft, record.flid)

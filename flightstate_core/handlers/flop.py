@@ -71,7 +71,7 @@ def handle_flop(
     for index, block in enumerate(message.blocks, 1):
         check_flid(block, index, "FLOP")
         _check_block(rule, block, index)
-    draft = Draft(current, ctx.message_id)
+    draft = Draft(current, ctx.message_id, keeps_newer=not ctx.requeued)
     for block in message.blocks:
         _apply_block(draft, rule, block, config)
     return finish(draft, message.envelope, config, ctx)

@@ -57,7 +57,7 @@ def revivable(state: FlightState | None, config: CoreConfig, draft: Draft | None
     if state is None or not state.is_deleted:
         return True
     deleted_by = state.provenance.get(STATE_KEY, 0)
-    mid = None if draft is None else draft.message_id
+    mid = None if draft is None or not draft.keeps_newer else draft.message_id
     if config.revive_deleted and (mid is None or deleted_by <= mid):
         return True
     if draft is not None:
@@ -72,7 +72,8 @@ def revived(state: FlightState, message_id: int | None) -> FlightState:
     """A DELETED flight made ACTIVE again by a schedule record (stamped ``state``)."""
     if message_id is None:
         return evolve(state, status=FlightStatus.ACTIVE)
-    provenance = {**state.provenance, STATE_KEY: message_id}
+    stamp = max(message_id, state.provenance.get(STATE_KEY, 0))
+    provenance = {**state.provenance, STATE_KEY: stamp}
     return evolve(state, status=FlightStatus.ACTIVE, provenance=provenance)
 
 
@@ -130,7 +131,7 @@ def handle_package(
 ) -> Decision:
     """Validate, then overlay every FLTR (rule PACKAGE)."""
     days = _validate(message, current, config)
-    draft = Draft(current, ctx.message_id)
+    draft = Draft(current, ctx.message_id, keeps_newer=not ctx.requeued)
     for record, day in zip(message.records, days, strict=True):
         stored = current.get(record.flid)
         if not revivable(stored, config, draft):

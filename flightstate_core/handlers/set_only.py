@@ -57,7 +57,7 @@ def handle_set_only(
     ctx: DecisionContext,
 ) -> Decision:
     """Overlay every FLTR under rule SET_ONLY."""
-    draft = Draft(current, ctx.message_id)
+    draft = Draft(current, ctx.message_id, keeps_newer=not ctx.requeued)
     for index, record in enumerate(message.records, 1):
         _apply_one(draft, record, index, config)
     return finish(draft, message.envelope, config, ctx, message.records)

@@ -7,7 +7,8 @@ import pytest
 from attrs import evolve
 
 from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Decision
+from flightstate_core.decision import Decision, DecisionContext
+from flightstate_core.handlers import decide
 from flightstate_core.items import DocItem
 from flightstate_core.messages import StandUpdate
 from flightstate_core.provenance import STATE_KEY, decode, describe, encode, item_key
@@ -15,7 +16,7 @@ from flightstate_core.state import FlightState
 from flightstate_core.testing.histories import collection_items, flop, item, record, schedule
 from flightstate_core.values import CLEAR, Set
 
-from .helpers import apply
+from .helpers import CONFIG, NOW, apply
 
 REVIVE = CoreConfig(revive_deleted=True)
 
@@ -213,3 +214,22 @@ def test_encode_decode() -> None:
         decode('{"STND": "x"}')
     with pytest.raises(ValueError, match="PROVENANCE"):
         decode("[1]")
+
+
+def test_a_requeued_message_applies_as_the_newest_and_never_lowers_a_stamp() -> None:
+    # The operator's requeue of an old DEAD message applies it now (tests/runner/
+    # test_requeue.py: a PSHT that was DEAD until a newer PSDT added its stand).
+    current: dict[str, FlightState] = {}
+    plan = collection_items(item("2", PSST="777"))
+    apply(current, flop("PSDT", record("W2_0", collections={"PSDT": plan})), mid=30)
+    push = StandUpdate("PSHT", "777", "1", (("PSID", Set("T9")),))
+    late = flop("PSHT", record("W2_0", stand_updates=(push,)))
+    decision = decide(current, late, CONFIG, DecisionContext(20, NOW, requeued=True))
+    assert not decision.notes
+    state = decision.states["W2_0"]
+    assert state.collections["PSDT"][0].get("PSID") == "T9"
+    assert state.provenance == {"PSDT": 30, "PSDT:2": 20}
+    # Without the requeue it is a late row: kept.
+    assert apply(current, late, mid=20).notes == (
+        "late: FLID W2_0 kept PSDT (set by message 30)",
+    )
