@@ -21,18 +21,21 @@ Pure: no drivers; the stores keep the map as JSON text (``encode`` / ``decode``)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from typing import Final
+from collections.abc import Iterable, Iterator, Mapping
+from json.encoder import encode_basestring
+from typing import Any, Final
 
 __all__ = [
     "STATE_KEY",
     "Kept",
+    "Stamps",
     "collection_keys",
     "decode",
     "describe",
     "encode",
     "item_key",
     "newest",
+    "stamp",
 ]
 
 STATE_KEY: Final = "state"
@@ -75,22 +78,73 @@ def describe(kept: Kept) -> str:
     return f"{name} (set by message {mid})"
 
 
+class Stamps(dict[str, int]):
+    """A provenance map that remembers a stored text of itself (``text``, with
+    ``entries`` pairs in it), so that saving a flight after a message stamped a few keys
+    appends those pairs instead of encoding the whole map again: the pump saves a flight
+    per message, and a schedule package stamps some fifty keys (``encode``)."""
+
+    __slots__ = ("entries", "text")
+
+    def __init__(self, *args: Any, text: str | None = None, entries: int = 0) -> None:
+        super().__init__(*args)
+        self.text = text
+        self.entries = entries
+
+
+def stamp(provenance: Mapping[str, int], keys: Iterable[str], mid: int) -> Mapping[str, int]:
+    """*provenance* with *keys* stamped *mid* where that raises their stamp (a stamp
+    never goes down); the same map when nothing changes."""
+    raised = [key for key in keys if provenance.get(key, 0) < mid]
+    if not raised:
+        return provenance
+    result = Stamps(provenance)
+    for key in raised:
+        result[key] = mid
+    if isinstance(provenance, Stamps) and provenance.text is not None:
+        text = provenance.text
+        entries = provenance.entries + len(raised)
+        if entries <= 2 * len(result) + _SLACK:
+            result.text = f"{text[:-1]},{_pairs((key, mid) for key in raised)}]"
+            result.entries = entries
+    return result
+
+
+#: Pairs a stored text may hold beyond twice the keys before it is written afresh.
+_SLACK: Final = 16
+
+
+def _pairs(items: Iterable[tuple[str, int]]) -> str:
+    return ",".join([f"{encode_basestring(key)},{mid}" for key, mid in items])
+
+
 def encode(provenance: Mapping[str, int]) -> str | None:
-    """The stored text of a map (NULL when empty)."""
+    """The stored text of a map (NULL when empty): a JSON array of key, id pairs; a later
+    pair wins (``Stamps`` appends to it)."""
     if not provenance:
         return None
-    return json.dumps(provenance, separators=(",", ":"), ensure_ascii=False)
+    if not isinstance(provenance, Stamps):
+        return f"[{_pairs(provenance.items())}]"
+    if provenance.text is None:  # remembered: the next stamp appends to it
+        provenance.text = f"[{_pairs(provenance.items())}]"
+        provenance.entries = len(provenance)
+    return provenance.text
 
 
-def decode(text: str | None, where: str = "PROVENANCE") -> dict[str, int]:
+def decode(text: str | None, where: str = "PROVENANCE") -> Mapping[str, int]:
     """The map of a stored text; NULL (a flight written before provenance) is empty: no
-    key is newer than any message."""
+    key is newer than any message. A JSON object of key: id is read too."""
     if not text:
         return {}
     value = json.loads(text)
-    if not isinstance(value, dict) or not all(
-        isinstance(key, str) and isinstance(mid, int) and not isinstance(mid, bool)
-        for key, mid in value.items()
-    ):
-        raise ValueError(f"{where}: not a JSON object of message ids: {text[:80]!r}")
-    return value
+    if isinstance(value, list) and len(value) % 2 == 0:
+        pairs = iter(value)
+        found = Stamps(zip(pairs, pairs, strict=True), text=text, entries=len(value) // 2)
+    elif isinstance(value, dict):
+        found = Stamps(value)
+    else:
+        raise ValueError(f"{where}: not a list of key, message id pairs: {text[:80]!r}")
+    for key, mid in found.items():
+        if not isinstance(key, str) or type(mid) is not int:
+            raise ValueError(f"{where}: not a list of key, message id pairs: {text[:80]!r}")
+    return found

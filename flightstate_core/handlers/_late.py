@@ -15,7 +15,7 @@ from attrs import frozen
 from flightstate_core.items import Item
 from flightstate_core.merge import CollectionOp, MergeBySeq, Replace
 from flightstate_core.messages import DocumentValue, StandUpdate
-from flightstate_core.provenance import Kept, collection_keys, item_key
+from flightstate_core.provenance import Kept, collection_keys, item_key, stamp
 from flightstate_core.rules import ApplyRule
 from flightstate_core.values import Clear, Set, Unchanged
 
@@ -140,10 +140,4 @@ def stamped(
         stored = tuple(psdt)
         for update in ops.stand_updates:
             touched += _matched(stored, update)
-    if not touched:
-        return provenance
-    result = dict(provenance)
-    for key in touched:
-        if result.get(key, 0) < mid:
-            result[key] = mid
-    return result
+    return stamp(provenance, touched, mid) if touched else provenance

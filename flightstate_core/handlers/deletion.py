@@ -18,7 +18,7 @@ from flightstate_core.handlers._draft import Draft
 from flightstate_core.handlers._finish import finish
 from flightstate_core.handlers.schedule import check_flid
 from flightstate_core.messages import ScheduleMessage
-from flightstate_core.provenance import STATE_KEY
+from flightstate_core.provenance import STATE_KEY, stamp
 from flightstate_core.state import FlightState, FlightStatus
 
 __all__ = ["delete_flid", "handle_schedule_delete"]
@@ -34,8 +34,7 @@ def delete_flid(draft: Draft, flid: str) -> None:
     elif draft.message_id is None:
         draft.put(evolve(state, status=FlightStatus.DELETED))
     else:  # a delete applies whatever its id; the stamp refuses a late revival
-        stamp = max(draft.message_id, state.provenance.get(STATE_KEY, 0))
-        provenance = {**state.provenance, STATE_KEY: stamp}
+        provenance = stamp(state.provenance, (STATE_KEY,), draft.message_id)
         draft.put(evolve(state, status=FlightStatus.DELETED, provenance=provenance))
 
 

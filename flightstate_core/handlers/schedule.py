@@ -23,7 +23,7 @@ from flightstate_core.handlers._draft import Draft, new_state
 from flightstate_core.handlers._finish import finish
 from flightstate_core.messages import FlightRecord, ScheduleMessage
 from flightstate_core.opday import operation_day
-from flightstate_core.provenance import STATE_KEY
+from flightstate_core.provenance import STATE_KEY, stamp
 from flightstate_core.rules import PACKAGE
 from flightstate_core.state import FlightState, FlightStatus
 from flightstate_core.values import Set
@@ -72,8 +72,7 @@ def revived(state: FlightState, message_id: int | None) -> FlightState:
     """A DELETED flight made ACTIVE again by a schedule record (stamped ``state``)."""
     if message_id is None:
         return evolve(state, status=FlightStatus.ACTIVE)
-    stamp = max(message_id, state.provenance.get(STATE_KEY, 0))
-    provenance = {**state.provenance, STATE_KEY: stamp}
+    provenance = stamp(state.provenance, (STATE_KEY,), message_id)
     return evolve(state, status=FlightStatus.ACTIVE, provenance=provenance)
 
 

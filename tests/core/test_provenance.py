@@ -3,6 +3,8 @@ keeps that key; what no newer message touched is applied. Pure cases per kind of
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 from attrs import evolve
 
@@ -11,7 +13,15 @@ from flightstate_core.decision import Decision, DecisionContext
 from flightstate_core.handlers import decide
 from flightstate_core.items import DocItem
 from flightstate_core.messages import StandUpdate
-from flightstate_core.provenance import STATE_KEY, decode, describe, encode, item_key
+from flightstate_core.provenance import (
+    STATE_KEY,
+    Stamps,
+    decode,
+    describe,
+    encode,
+    item_key,
+    stamp,
+)
 from flightstate_core.state import FlightState
 from flightstate_core.testing.histories import collection_items, flop, item, record, schedule
 from flightstate_core.values import CLEAR, Set
@@ -210,10 +220,13 @@ def test_encode_decode() -> None:
     assert decode(None) == {}
     assert decode("") == {}
     assert decode(encode({"STND": 3, "GTDT:1": 4, "航": 5})) == {"STND": 3, "GTDT:1": 4, "航": 5}
+    assert decode('{"STND": 3}') == {"STND": 3}  # an object (a hand edit) is read too
     with pytest.raises(ValueError, match="PROVENANCE"):
         decode('{"STND": "x"}')
     with pytest.raises(ValueError, match="PROVENANCE"):
-        decode("[1]")
+        decode('["STND"]')
+    with pytest.raises(ValueError, match="PROVENANCE"):
+        decode("[1, 2]")
 
 
 def test_a_requeued_message_applies_as_the_newest_and_never_lowers_a_stamp() -> None:
@@ -233,3 +246,19 @@ def test_a_requeued_message_applies_as_the_newest_and_never_lowers_a_stamp() -> 
     assert apply(current, late, mid=20).notes == (
         "late: FLID W2_0 kept PSDT (set by message 30)",
     )
+
+
+def test_a_stored_text_grows_by_the_stamped_pairs_and_is_rewritten_when_long() -> None:
+    base = decode(encode({"STND": 3, "ACFT": 4}))
+    assert isinstance(base, Stamps)
+    once = stamp(base, ["STND", "GTDT:1"], 9)
+    assert encode(once) == '["STND",3,"ACFT",4,"STND",9,"GTDT:1",9]'
+    assert decode(encode(once)) == {"STND": 9, "ACFT": 4, "GTDT:1": 9}
+    assert stamp(once, ["STND"], 5) is once  # a stamp never goes down
+    current: Mapping[str, int] = once
+    for mid in range(10, 60):
+        current = stamp(current, ["STND"], mid)
+        assert decode(encode(current)) == {"STND": mid, "ACFT": 4, "GTDT:1": 9}
+    assert len(encode(current) or "") < 200  # rewritten, not grown without bound
+    plain = stamp({}, ["航"], 2)
+    assert decode(encode(plain)) == {"航": 2}
