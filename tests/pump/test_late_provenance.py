@@ -13,16 +13,23 @@ without sleeping."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
 
+from flightstate_core.config import CoreConfig
+from flightstate_core.gaps import GapSettings
+from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_core.records import GapRange
 from flightstate_core.traffic import TrafficGenerator
+from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.operator import flight_history
 from flightstate_runner.views import render_history
-from tests.pump.gap_writers import unprocessed_ids
+from tests.fixtures.util import unique_name
+from tests.pump.gap_writers import open_inbox, unprocessed_ids
 from tests.pump.test_gaps_two_writers import T0, Scene, run_until
 
 pytestmark = [pytest.mark.pg]
@@ -160,3 +167,51 @@ def test_an_empty_cursors_first_row_committed_within_the_grace_is_in_order(
     assert _scalars(scene)["STND"] == "8"
     assert scene.store.inbox_gaps() == []
 
+
+
+def test_a_late_first_row_is_applied_by_the_running_pump_on_a_real_clock(
+    late_scene: Scene,
+) -> None:
+    """Real time, reconciliation off: the first row, committed after the grace, is found
+    by the running pump's late-row poll (a bounded wait; it used to wait for the 300 s
+    reconciliation)."""
+    scene = late_scene
+    row_one = scene.w1.insert(_stand("7"))
+    row_two = _commit(scene, _stand("8"))
+    settings = PumpSettings(
+        holder=unique_name("pump"), batch_size=50, idle_poll=0.01,
+        retry=Backoff(0.01, 0.1), backfill_retry=Backoff(0.01, 0.1),
+        gaps=GapSettings(grace=0.2, horizon=60.0, recheck=0.005, late_poll=0.05,
+                         reconcile_every=0.0),
+    )  # fmt: skip
+    pump = Pump(
+        processor=ServiceProcessor(scene.store, CoreConfig()),
+        inbox=open_inbox(scene.kind, scene.inbox_dsn, scene.table),
+        lease=PgLeaderLease(scene.pg), backfills=scene.store,
+        read_cursor=scene.store.inbox_cursor, settings=settings,
+    )  # fmt: skip
+    thread = threading.Thread(target=pump.run)
+    thread.start()
+    try:
+        _wait(lambda: scene.proc(row_two) is not None)  # past the grace
+        assert scene.proc(row_one) is None
+        _wait(lambda: pump.stats.gaps_open == 1)  # what `status` shows meanwhile
+        (gap,) = scene.store.inbox_gaps()
+        assert (gap.low, gap.high) == (1, 1)
+        scene.w1.commit()
+        _wait(lambda: scene.proc(row_one) is not None)
+        assert scene.proc(row_one) == ("SUCCEEDED", True)
+        _wait(lambda: pump.stats.gaps_open == 0)
+    finally:
+        pump.request_stop()
+        thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert scene.store.inbox_gaps() == []
+
+
+def _wait(done: Callable[[], bool], limit: float = 30.0) -> None:
+    """Poll until *done* (bounded: a hang fails instead of blocking the session)."""
+    deadline = time.monotonic() + limit
+    while not done():
+        assert time.monotonic() < deadline, "not reached in time"
+        time.sleep(0.01)
