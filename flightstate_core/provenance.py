@@ -59,7 +59,10 @@ def collection_keys(provenance: Mapping[str, int], code: str) -> Iterator[tuple[
 
 def newest(provenance: Mapping[str, int]) -> int:
     """The highest message id in the map (0 when empty): a message at or above it is not
-    late for this flight, and the rule costs it nothing more than this comparison."""
+    late for this flight, and the rule costs it nothing more than this comparison
+    (``Stamps`` keeps it)."""
+    if isinstance(provenance, Stamps):
+        return provenance.top
     return max(provenance.values(), default=0)
 
 
@@ -79,72 +82,95 @@ def describe(kept: Kept) -> str:
 
 
 class Stamps(dict[str, int]):
-    """A provenance map that remembers a stored text of itself (``text``, with
-    ``entries`` pairs in it), so that saving a flight after a message stamped a few keys
-    appends those pairs instead of encoding the whole map again: the pump saves a flight
-    per message, and a schedule package stamps some fifty keys (``encode``)."""
+    """A provenance map that knows its highest id (``top``) and a stored text of itself
+    (``text``, with ``entries`` pairs in it, plus the ``pending`` pairs stamped since), so
+    that saving a flight after a message stamped a few keys appends those pairs instead of
+    encoding the whole map again: the pump saves a flight per message, and a schedule
+    package stamps some fifty keys (``encode``). Memory only: compared as a dict."""
 
-    __slots__ = ("entries", "text")
+    __slots__ = ("entries", "pending", "text", "top")
 
-    def __init__(self, *args: Any, text: str | None = None, entries: int = 0) -> None:
+    def __init__(
+        self, *args: Any, text: str | None = None, entries: int = 0, top: int | None = None
+    ) -> None:
         super().__init__(*args)
         self.text = text
         self.entries = entries
+        self.pending: tuple[tuple[str, int], ...] = ()
+        self.top = max(self.values(), default=0) if top is None else top
 
 
 def stamp(provenance: Mapping[str, int], keys: Iterable[str], mid: int) -> Mapping[str, int]:
     """*provenance* with *keys* stamped *mid* where that raises their stamp (a stamp
     never goes down); the same map when nothing changes."""
-    raised = [key for key in keys if provenance.get(key, 0) < mid]
+    raised = [(key, mid) for key in keys if provenance.get(key, 0) < mid]
     if not raised:
         return provenance
-    result = Stamps(provenance)
-    for key in raised:
-        result[key] = mid
+    result = Stamps(provenance, top=max(newest(provenance), mid))
+    result.update(raised)
     if isinstance(provenance, Stamps) and provenance.text is not None:
-        text = provenance.text
-        entries = provenance.entries + len(raised)
-        if entries <= 2 * len(result) + _SLACK:
-            result.text = f"{text[:-1]},{_pairs((key, mid) for key in raised)}]"
-            result.entries = entries
+        result.text = provenance.text
+        result.entries = provenance.entries
+        result.pending = (*provenance.pending, *raised)
     return result
 
 
-#: Pairs a stored text may hold beyond twice the keys before it is written afresh.
+#: Entries a stored text may hold beyond the keys (overwritten ones) before it is
+#: written afresh: the text stays near one entry per key.
 _SLACK: Final = 16
 
 
-def _pairs(items: Iterable[tuple[str, int]]) -> str:
-    return ",".join([f"{encode_basestring(key)},{mid}" for key, mid in items])
+def _groups(pairs: Iterable[tuple[str, int]]) -> str:
+    """``[id,"KEY",...]`` per id, ids in first-seen order: keys stamped by one message
+    (a package stamps some fifty) share their id, so the text is about 8 bytes a key."""
+    by_id: dict[int, list[str]] = {}
+    for key, mid in pairs:
+        by_id.setdefault(mid, []).append(encode_basestring(key))
+    return ",".join([f"[{mid},{','.join(keys)}]" for mid, keys in by_id.items()])
 
 
 def encode(provenance: Mapping[str, int]) -> str | None:
-    """The stored text of a map (NULL when empty): a JSON array of key, id pairs; a later
-    pair wins (``Stamps`` appends to it)."""
+    """The stored text of a map (NULL when empty): a JSON array of groups
+    ``[id, key, ...]``; a key in a later group wins (``Stamps`` appends its pending
+    stamps to the text it was read or last written as, and writes it afresh once it holds
+    more than 16 overwritten entries)."""
     if not provenance:
         return None
     if not isinstance(provenance, Stamps):
-        return f"[{_pairs(provenance.items())}]"
-    if provenance.text is None:  # remembered: the next stamp appends to it
-        provenance.text = f"[{_pairs(provenance.items())}]"
-        provenance.entries = len(provenance)
-    return provenance.text
+        return f"[{_groups(provenance.items())}]"
+    text, pending = provenance.text, provenance.pending
+    entries = provenance.entries + len(pending)
+    if text is None or entries > len(provenance) + _SLACK:
+        text, entries = f"[{_groups(provenance.items())}]", len(provenance)
+    elif pending:
+        text = f"{text[:-1]},{_groups(pending)}]"
+    else:
+        return text
+    provenance.text, provenance.entries, provenance.pending = text, entries, ()  # remembered
+    return text
 
 
 def decode(text: str | None, where: str = "PROVENANCE") -> Mapping[str, int]:
     """The map of a stored text; NULL (a flight written before provenance) is empty: no
-    key is newer than any message. A JSON object of key: id is read too."""
+    key is newer than any message. A JSON object of key: id is read too (a hand edit)."""
     if not text:
         return {}
     value = json.loads(text)
-    if isinstance(value, list) and len(value) % 2 == 0:
-        pairs = iter(value)
-        found = Stamps(zip(pairs, pairs, strict=True), text=text, entries=len(value) // 2)
-    elif isinstance(value, dict):
+    if isinstance(value, dict):
         found = Stamps(value)
+    elif isinstance(value, list) and all(
+        isinstance(group, list) and group and type(group[0]) is int for group in value
+    ):
+        found = Stamps()
+        entries = 0
+        for mid, *keys in value:
+            entries += len(keys)
+            for key in keys:
+                found[key] = mid
+        found.text, found.entries, found.top = text, entries, max(found.values(), default=0)
     else:
-        raise ValueError(f"{where}: not a list of key, message id pairs: {text[:80]!r}")
+        raise ValueError(f"{where}: not a list of [message id, key...] groups: {text[:80]!r}")
     for key, mid in found.items():
         if not isinstance(key, str) or type(mid) is not int:
-            raise ValueError(f"{where}: not a list of key, message id pairs: {text[:80]!r}")
+            raise ValueError(f"{where}: not a list of [message id, key...] groups: {text[:80]!r}")
     return found

@@ -1,16 +1,15 @@
 """The provenance rule on one record (docs/design.md, "Late rows and provenance").
 
-A message older than a key's provenance (a late row, or an old DEAD message requeued)
-leaves that key as it is: its op on the key becomes Unchanged and the key is reported as
-kept. What no newer message touched is applied as usual. Afterwards every key the
-message's remaining ops set or cleared is stamped with its id.
+A message older than a key's provenance (a late row, or a reconciled one) leaves that key
+as it is: its op on the key becomes Unchanged and the key is reported as kept. What no
+newer message touched is applied as usual. Afterwards every key the message's remaining
+ops set or cleared is stamped with its id (an operator's requeue skips the first step).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-
-from attrs import frozen
+from typing import NamedTuple
 
 from flightstate_core.items import Item
 from flightstate_core.merge import CollectionOp, MergeBySeq, Replace
@@ -25,8 +24,7 @@ __all__ = ["RecordOps", "stamped", "without_newer"]
 _MAINTAINED = frozenset({"MAFL"})
 
 
-@frozen
-class RecordOps:
+class RecordOps(NamedTuple):
     """What one record does to one flight, collection ops already resolved (R1-R3)."""
 
     scalars: Mapping[str, Set | Clear]
@@ -125,7 +123,10 @@ def stamped(
     """*provenance* with every key *ops* set or cleared stamped *mid* (the same map when
     they touch nothing). A stamp never goes down: a requeued message (applied as the
     newest, whatever its id) leaves a higher stamp as it is."""
-    touched = [code for code, op in ops.scalars.items() if _effective(op, rule)]
+    clears = rule.honour_clear
+    touched = [code for code, op in ops.scalars.items() if clears or not isinstance(op, Clear)]
+    if not (ops.documents or ops.collections or ops.stand_updates):  # most FLOPs
+        return stamp(provenance, touched, mid) if touched else provenance
     touched += [
         code
         for code, value in ops.documents.items()

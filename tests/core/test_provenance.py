@@ -226,7 +226,10 @@ def test_encode_decode() -> None:
     with pytest.raises(ValueError, match="PROVENANCE"):
         decode('["STND"]')
     with pytest.raises(ValueError, match="PROVENANCE"):
+        decode('[[3, 4]]')
+    with pytest.raises(ValueError, match="PROVENANCE"):
         decode("[1, 2]")
+    assert encode({"A": 5, "B": 5, "C": 6}) == '[[5,"A","B"],[6,"C"]]'  # one id, once
 
 
 def test_a_requeued_message_applies_as_the_newest_and_never_lowers_a_stamp() -> None:
@@ -252,7 +255,7 @@ def test_a_stored_text_grows_by_the_stamped_pairs_and_is_rewritten_when_long() -
     base = decode(encode({"STND": 3, "ACFT": 4}))
     assert isinstance(base, Stamps)
     once = stamp(base, ["STND", "GTDT:1"], 9)
-    assert encode(once) == '["STND",3,"ACFT",4,"STND",9,"GTDT:1",9]'
+    assert encode(once) == '[[3,"STND"],[4,"ACFT"],[9,"STND","GTDT:1"]]'
     assert decode(encode(once)) == {"STND": 9, "ACFT": 4, "GTDT:1": 9}
     assert stamp(once, ["STND"], 5) is once  # a stamp never goes down
     current: Mapping[str, int] = once
