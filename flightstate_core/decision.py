@@ -58,11 +58,14 @@ class OutboxEvent:
 class DecisionContext:
     """What the pure core needs from outside: the inbox message id, the clock, and, for
     FLIDs absent from the current state, the last STATE_VERSION each had before lifecycle
-    cleanup archived it (cleanup's tombstone used that version + 1)."""
+    cleanup archived it (cleanup's tombstone used that version + 1). ``requeued``: an
+    operator's requeue of a DEAD message, applied as the newest message (docs/design.md,
+    "Late rows and provenance")."""
 
     message_id: int | None
     now: datetime
     version_floors: Mapping[str, int] = field(factory=dict)
+    requeued: bool = False
 
 
 @frozen

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from typing import Final
 
 from attrs import evolve, field, frozen
 
@@ -24,6 +25,7 @@ from flightstate_core.numbers import in_range
 from flightstate_core.records import GapRange, InboxRow, ProcessedMessage
 
 __all__ = [
+    "FIRST_INBOX_ID",
     "GapRange",
     "GapSettings",
     "ReadPlan",
@@ -73,12 +75,25 @@ class GapSettings:
                               f"({self.grace})")  # fmt: skip
 
 
-def missing_ranges(cursor: int, ids: Sequence[int]) -> list[tuple[int, int]]:
+#: The lowest id an inbox hands out (MariaDB AUTO_INCREMENT and a PostgreSQL sequence
+#: start at 1): with an empty cursor, the ids from here below the first row read are a gap.
+FIRST_INBOX_ID: Final = 1
+
+
+def missing_ranges(
+    cursor: int, ids: Sequence[int], first: int | None = None
+) -> list[tuple[int, int]]:
     """(low, high) runs of ids missing between *cursor* and the ids read (ascending, all
-    above *cursor*). A cursor of 0 (nothing read yet) has no gap before the first row: an
-    inbox need not start at id 1."""
+    above *cursor*). With a cursor of 0 (nothing read yet) the ids from *first* below the
+    first row are a gap too (the pump passes ``FIRST_INBOX_ID``: the first row of an
+    inbox may be committed after a higher one); without *first*, none."""
     runs: list[tuple[int, int]] = []
-    previous = cursor if cursor > 0 else (ids[0] - 1 if ids else 0)
+    if cursor > 0:
+        previous = cursor
+    elif first is not None:
+        previous = first - 1
+    else:
+        previous = ids[0] - 1 if ids else 0
     for mid in ids:
         if mid > previous + 1:
             runs.append((previous + 1, mid - 1))
@@ -113,7 +128,7 @@ def plan_read(
 ) -> ReadPlan:
     """Cut a read at the first gap still within its grace; annotate the rows that go past
     older gaps. *seen* are the fresh gaps remembered from earlier reads."""
-    runs = missing_ranges(cursor, [row.message_id for row in rows])
+    runs = missing_ranges(cursor, [row.message_id for row in rows], FIRST_INBOX_ID)
     gaps = [GapRange(low, high, _first_seen(low, high, seen, now)) for low, high in runs]
     planned: list[InboxRow] = []
     pending = list(gaps)

@@ -90,12 +90,21 @@ class HistoryProc:
     status: str | None
     dttm: datetime | None
     processed_at: datetime | None
+    reason: str | None = None
 
     @classmethod
     def of(cls, record: ProcRecord) -> HistoryProc:
         """The columns of a whole PROC_STATE record."""
         return cls(record.type, record.styp, record.status.value, record.dttm,
-                   record.processed_at)  # fmt: skip
+                   record.processed_at, record.reason)  # fmt: skip
+
+    @property
+    def late_notes(self) -> str | None:
+        """What a late message kept as newer messages set it (docs/design.md, "Late rows
+        and provenance"): the ``late:`` notes of its reason, else None."""
+        if not self.reason or "late: " not in self.reason:
+            return None
+        return "; ".join(p for p in self.reason.split("; ") if p.startswith("late: ")) or None
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -119,7 +128,7 @@ def event_entry(  # noqa: PLR0917 - the columns of one MSG_EVENT row, in order
     """The history entry of one ``schd`` SNAPSHOT/TOMBSTONE event of the flight, with its
     ``msg`` body (None: purged or never written) and its message's PROC_STATE."""
     change = "DELETED" if kind == "TOMBSTONE" else ("CREATED" if version == 1 else "UPDATED")
-    return {
+    entry = {
         "messageId": message_id,
         "type": proc.type if proc else (body or {}).get("type"),
         "styp": proc.styp if proc else (body or {}).get("styp"),
@@ -131,6 +140,10 @@ def event_entry(  # noqa: PLR0917 - the columns of one MSG_EVENT row, in order
         "changed": body["changed"] if body is not None else None,
         "source": "event" if message_id is not None else "cleanup",
     }
+    kept = proc.late_notes if proc else None
+    if kept is not None:
+        entry["kept"] = kept
+    return entry
 
 
 def snap_entry(

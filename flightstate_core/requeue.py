@@ -85,7 +85,7 @@ def requeue_dead(
         if not isinstance(tx, DeadMessages):
             raise RequeueRefused("this store cannot requeue messages")
         claim = _claim(tx, row.message_id)
-        work = [Work(row, decoded, attempts=claim.attempts + 1)]
+        work = [Work(row, decoded, attempts=claim.attempts + 1, requeued=True)]
         done = apply_locked(tx, work, config, now=now, after_save=after_save)
         if not done:  # cannot happen: the claim deleted its PROC_STATE row
             raise RequeueRefused(f"message {row.message_id} was not re-applied")

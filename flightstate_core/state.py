@@ -26,6 +26,9 @@ class FlightState:
     - ``scalars`` holds only codes with a value; Clear removes the code.
     - ``collections`` / ``documents`` hold only non-empty tuples; Clear removes the code.
     - collection items are numbered 1..n in order (``Item.ordinal``).
+
+    ``provenance``: per key, the highest message id that set or cleared it
+    (``flightstate_core.provenance``); bookkeeping, not content.
     """
 
     flid: str
@@ -38,13 +41,15 @@ class FlightState:
     last_message_id: int | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    provenance: Mapping[str, int] = field(factory=dict)
 
     @property
     def is_deleted(self) -> bool:
         return self.status is FlightStatus.DELETED
 
     def content_equals(self, other: FlightState) -> bool:
-        """Same business content, ignoring version, audit fields and message id."""
+        """Same business content, ignoring version, audit fields, message id and provenance
+        (a message that changes nothing writes nothing, whatever keys it carried)."""
         return (
             self.status == other.status
             and self.operation_day == other.operation_day

@@ -116,12 +116,14 @@ class UnitReadAhead(Protocol):
 @frozen
 class Work:
     """One message of a unit: its row, its decoding, its attempt number, and ``forced``:
-    a decision recorded as it is instead of deciding (DEAD with the pump's reason)."""
+    a decision recorded as it is instead of deciding (DEAD with the pump's reason);
+    ``requeued``: an operator's requeue (``DecisionContext.requeued``)."""
 
     row: InboxRow
     decoded: Decoded
     attempts: int = 1
     forced: Decision | None = None
+    requeued: bool = False
 
     def message(self) -> Message | None:
         """The message to decide and to look up, if there is one."""
@@ -298,7 +300,8 @@ def _decision(
             return Decision(outcome=Outcome.DUPLICATE, reason=f"duplicate of message {original}")
     current = overlay.current_for(decoded)
     mine = {flid: floors[flid] for flid in overlay.named(decoded).own if flid in floors}
-    decision = decide(current, decoded, config, DecisionContext(row.message_id, now, mine))
+    context = DecisionContext(row.message_id, now, mine, requeued=item.requeued)
+    decision = decide(current, decoded, config, context)
     if decision.outcome is Outcome.SUCCEEDED:
         dups.record(key, row.message_id, dttm)
     return decision

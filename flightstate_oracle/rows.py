@@ -25,6 +25,8 @@ from flightstate_core.layout import (
     DetailTable,
     TypedColumn,
 )
+from flightstate_core.provenance import decode as decode_provenance
+from flightstate_core.provenance import encode as encode_provenance
 from flightstate_core.state import FlightState, FlightStatus
 from flightstate_core.write_plan import typed_twin
 from flightstate_core.write_plan import validate as validate_state
@@ -97,6 +99,7 @@ def flight_row(state: FlightState, zone: ZoneInfo, pivot: int) -> Row:
         items = state.documents.get(code)
         row[code] = encode_document(items) if items else None
     row[EMPTY_CODES] = empty
+    row["PROVENANCE"] = encode_provenance(state.provenance)
     check_row(_MAIN, row)
     return row
 
@@ -171,6 +174,9 @@ def flight_from_rows(
         else _int(main["LAST_MESSAGE_ID"]),
         created_at=from_utc_naive(main.get("CREATED_AT")),
         updated_at=from_utc_naive(main.get("UPDATED_AT")),
+        provenance=decode_provenance(
+            _opt_text(main.get("PROVENANCE")), f"FLIGHT_SCHD.PROVENANCE of {main['FLID']}"
+        ),
     )
 
 

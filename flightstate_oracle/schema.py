@@ -198,6 +198,7 @@ def _main_table() -> Table:
         *scalars,
         *(clob(code) for code in DOCUMENT_COLUMNS),
         varchar(EMPTY_CODES, _empty_codes_bytes(tuple(c.code for c in SCALAR_COLUMNS))),
+        clob("PROVENANCE"),  # migration 0007: docs/design.md, "Late rows and provenance"
     )
     return Table(MAIN_TABLE, columns, ("FLID",))
 

@@ -23,6 +23,8 @@ from flightstate_core.layout import (
     DetailTable,
     TypedColumn,
 )
+from flightstate_core.provenance import decode as decode_provenance
+from flightstate_core.provenance import encode as encode_provenance
 from flightstate_core.state import FlightState, FlightStatus
 from flightstate_core.write_plan import TypedValues, validate
 from flightstate_pg._docjson import decode_document, encode_document
@@ -76,6 +78,7 @@ def main_row(state: FlightState, typed: TypedValues) -> list[Any]:
     _fill(row, _MAIN_FIXED, state.scalars.items(), index, typed)
     documents = state.documents
     row += [encode_document(documents.get(code)) for code in DOCUMENT_COLUMNS]
+    row.append(encode_provenance(state.provenance))
     return row
 
 
@@ -109,13 +112,15 @@ def decode_main(
         if value is not None
     }
     documents = {}
-    for code, text in zip(DOCUMENT_COLUMNS, row[scalar_end:], strict=True):
+    document_end = scalar_end + len(DOCUMENT_COLUMNS)
+    for code, text in zip(DOCUMENT_COLUMNS, row[scalar_end:document_end], strict=True):
         doc = decode_document(text)
         if doc is not None:
             documents[code] = doc
     return FlightState(
         flid, FlightStatus(status), version, opday, scalars,
         {} if collections is None else collections, documents, last_id, created, updated,
+        decode_provenance(row[document_end], f"FLIGHT_SCHD.PROVENANCE of {flid}"),
     )  # fmt: skip
 
 

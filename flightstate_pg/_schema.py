@@ -59,13 +59,16 @@ class MainSql:
 
 
 def _main_sql() -> MainSql:
-    write = (*MAIN_FIXED_COLUMNS, *_with_typed(SCALAR_COLUMNS), *DOCUMENT_COLUMNS)
+    # PROVENANCE (migration 0009) last: docs/design.md, "Late rows and provenance".
+    write = (*MAIN_FIXED_COLUMNS, *_with_typed(SCALAR_COLUMNS), *DOCUMENT_COLUMNS, "PROVENANCE")
     updates = ", ".join(f"{name} = EXCLUDED.{name}" for name in write if name != "FLID")
     insert = f"INSERT INTO {MAIN_TABLE} ({', '.join(write)}) "
     conflict = f" ON CONFLICT (FLID) DO UPDATE SET {updates}"
     upsert = f"{insert}VALUES ({_placeholders(len(write))}){conflict}"
     upsert_numbered = f"{insert}VALUES ({_numbered(len(write))}){conflict}"
-    read = (*MAIN_FIXED_COLUMNS, *(c.code for c in SCALAR_COLUMNS), *DOCUMENT_COLUMNS)
+    read = (
+        *MAIN_FIXED_COLUMNS, *(c.code for c in SCALAR_COLUMNS), *DOCUMENT_COLUMNS, "PROVENANCE",
+    )  # fmt: skip
     columns = ", ".join(write)
     return MainSql(
         write,

@@ -119,7 +119,7 @@ def _procs(conn: Conn, message_ids: list[int]) -> dict[int, HistoryProc]:
     """PROC_STATE of these messages (MESSAGE_ID, MSG_TYPE, MSG_STYP, STATUS, DTTM,
     PROCESSED_AT, ...) as history columns, by message id."""
     rows = conn.execute(_PROCS, (message_ids,)).fetchall()
-    return {r[0]: HistoryProc(r[1], r[2], r[3], r[4], r[5]) for r in rows}
+    return {r[0]: HistoryProc(r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows}
 
 
 def _snap_entries(conn: Conn, flid: str, seen: set[int]) -> list[dict[str, Any]]:

@@ -73,5 +73,6 @@ def render_history(entries: Sequence[Mapping[str, Any]]) -> str:
             f"{entry.get('status') or '-':<10} v{version if version is not None else '-':<4} "
             f"{entry.get('change') or '-':<8} {entry.get('dttm') or '-'}  {fields}"
             + (f"  [{entry['source']}]" if entry.get("source") not in (None, "event") else "")
+            + (f"  ({entry['kept']})" if entry.get("kept") else "")
         )
     return "\n".join(lines)

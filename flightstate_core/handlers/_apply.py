@@ -16,15 +16,17 @@ from typing import Final
 from flightstate_core.catalog import COLLECTIONS, STAND_UPDATES
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import ProtocolError
-from flightstate_core.handlers._draft import with_content
+from flightstate_core.handlers._draft import Draft, with_content
+from flightstate_core.handlers._late import RecordOps, stamped, without_newer
 from flightstate_core.items import DocItem, Item
 from flightstate_core.merge import apply_collection
 from flightstate_core.messages import DocumentValue, FlightRecord, StandUpdate
+from flightstate_core.provenance import Kept, describe, newest
 from flightstate_core.rules import ApplyRule, collection_op
 from flightstate_core.state import FlightState
 from flightstate_core.values import Clear, Set
 
-__all__ = ["MAINTAINED_DOCUMENTS", "apply_record"]
+__all__ = ["MAINTAINED_DOCUMENTS", "apply_record", "late_note", "overlay"]
 
 #: Documents the core keeps itself; a message's copy is reported, never applied.
 MAINTAINED_DOCUMENTS: Final = frozenset({"MAFL"})
@@ -47,21 +49,18 @@ def _scalars(
 
 
 def _collections(
-    stored: Mapping[str, tuple[Item, ...]],
-    carried: FlightRecord,
-    rule: ApplyRule,
-    config: CoreConfig,
+    stored: Mapping[str, tuple[Item, ...]], ops: RecordOps, rule: ApplyRule
 ) -> Mapping[str, tuple[Item, ...]]:
-    if not carried.collections and not carried.stand_updates:
+    if not ops.collections and not ops.stand_updates:
         return stored
     result = dict(stored)
-    for code, value in carried.collections.items():
-        items = apply_collection(result.get(code), collection_op(code, value, rule, config))
+    for code, op in ops.collections.items():
+        items = apply_collection(result.get(code), op)
         if items is None:
             result.pop(code, None)
         else:
             result[code] = items
-    for update in carried.stand_updates:
+    for update in ops.stand_updates:
         result["PSDT"] = _stand_update(result.get("PSDT", ()), update, rule)
     return result
 
@@ -116,17 +115,68 @@ def _stand_update(
     return tuple(result)
 
 
+def _ops(record: FlightRecord, rule: ApplyRule, config: CoreConfig) -> RecordOps:
+    collections = {
+        code: collection_op(code, value, rule, config) for code, value in record.collections.items()
+    }
+    return RecordOps(record.scalars, collections, record.documents, record.stand_updates)
+
+
 def apply_record(
-    state: FlightState, record: FlightRecord, rule: ApplyRule, config: CoreConfig
+    state: FlightState,
+    record: FlightRecord,
+    rule: ApplyRule,
+    config: CoreConfig,
+    *,
+    message_id: int | None = None,
+    kept: list[Kept] | None = None,
+    keeps_newer: bool = True,
 ) -> FlightState:
-    """The next content of ``state`` after ``record`` (version and audit untouched)."""
-    scalars = _scalars(state.scalars, record.scalars, rule)
-    collections = _collections(state.collections, record, rule, config)
-    documents = _documents(state.documents, record.documents, rule)
+    """The next content of ``state`` after ``record`` (version and audit untouched).
+
+    With a ``message_id``, the provenance rule applies (``_late``): a key a newer message
+    set or cleared is kept (added to ``kept``; not when ``keeps_newer`` is false, for a
+    requeue), and the keys applied are stamped. A message at or above every stamp (the
+    usual case) pays one comparison for the check."""
+    ops = _ops(record, rule, config)
+    provenance = state.provenance
+    psdt = state.collections.get("PSDT", ())
+    if (
+        keeps_newer
+        and message_id is not None
+        and provenance
+        and message_id < newest(provenance)
+    ):
+        ops = without_newer(ops, provenance, psdt, rule, message_id, kept=kept)
+    if message_id is not None:
+        provenance = stamped(provenance, ops, psdt, rule, message_id)
+    scalars = _scalars(state.scalars, ops.scalars, rule)
+    collections = _collections(state.collections, ops, rule)
+    documents = _documents(state.documents, ops.documents, rule)
     if (
         scalars is state.scalars
         and collections is state.collections
         and documents is state.documents
+        and provenance is state.provenance
     ):
         return state
-    return with_content(state, scalars, collections, documents)
+    return with_content(state, scalars, collections, documents, provenance)
+
+
+def overlay(draft: Draft, state: FlightState, record: FlightRecord, rule: ApplyRule,
+            config: CoreConfig) -> FlightState:  # fmt: skip
+    """``apply_record`` for the draft's message; what it kept is noted on the decision
+    ("late: FLID .. kept STND (set by message 1234)")."""
+    kept: list[Kept] = []
+    state = apply_record(
+        state, record, rule, config,
+        message_id=draft.message_id, kept=kept, keeps_newer=draft.keeps_newer,
+    )  # fmt: skip
+    if kept:
+        draft.note(late_note(record.flid, kept))
+    return state
+
+
+def late_note(flid: str, kept: list[Kept]) -> str:
+    """The note of what a late message left as a newer one set it."""
+    return f"late: FLID {flid} kept " + ", ".join(describe(pair) for pair in kept)

@@ -23,7 +23,7 @@ __all__ = ["Draft", "new_state", "with_content", "with_version"]
 # fields are exactly these: if FlightState changes, they fall back to evolve.
 _FIELDS: Final = (
     "flid", "status", "version", "operation_day", "scalars", "collections", "documents",
-    "last_message_id", "created_at", "updated_at",
+    "last_message_id", "created_at", "updated_at", "provenance",
 )  # fmt: skip
 _DIRECT: Final = tuple(field.name for field in attrs.fields(FlightState)) == _FIELDS
 
@@ -33,13 +33,19 @@ def with_content(
     scalars: Mapping[str, str],
     collections: Mapping[str, tuple[Item, ...]],
     documents: Mapping[str, tuple[DocItem, ...]],
+    provenance: Mapping[str, int] | None = None,
 ) -> FlightState:
-    """``state`` with other scalars, collections and documents."""
+    """``state`` with other scalars, collections and documents (and provenance)."""
+    if provenance is None:
+        provenance = state.provenance
     if not _DIRECT or type(state) is not FlightState:
-        return attrs.evolve(state, scalars=scalars, collections=collections, documents=documents)
+        return attrs.evolve(
+            state, scalars=scalars, collections=collections, documents=documents,
+            provenance=provenance,
+        )  # fmt: skip
     return FlightState(
         state.flid, state.status, state.version, state.operation_day, scalars, collections,
-        documents, state.last_message_id, state.created_at, state.updated_at,
+        documents, state.last_message_id, state.created_at, state.updated_at, provenance,
     )  # fmt: skip
 
 
@@ -59,6 +65,7 @@ def with_version(
     return FlightState(
         state.flid, state.status, version, state.operation_day, state.scalars,
         state.collections, state.documents, last_message_id, created_at, updated_at,
+        state.provenance,
     )  # fmt: skip
 
 
@@ -68,10 +75,22 @@ def new_state(flid: str) -> FlightState:
 
 
 class Draft:
-    """Current states (read-only) and the next states written so far, in touch order."""
+    """Current states (read-only) and the next states written so far, in touch order.
 
-    def __init__(self, current: Mapping[str, FlightState]) -> None:
+    ``message_id``: the deciding message's inbox id, for per-key provenance (None: not
+    tracked, as for a decision without an inbox row); ``keeps_newer``: whether what a newer
+    message set is kept (not for an operator's requeue, applied as the newest message)."""
+
+    def __init__(
+        self,
+        current: Mapping[str, FlightState],
+        message_id: int | None = None,
+        *,
+        keeps_newer: bool = True,
+    ) -> None:
         self.current = current
+        self.message_id = message_id
+        self.keeps_newer = keeps_newer
         self.work: dict[str, FlightState] = {}
         self.order: list[str] = []
         self.notes: list[str] = []

@@ -18,6 +18,7 @@ from flightstate_core.handlers._draft import Draft
 from flightstate_core.handlers._finish import finish
 from flightstate_core.handlers.schedule import check_flid
 from flightstate_core.messages import ScheduleMessage
+from flightstate_core.provenance import STATE_KEY, stamp
 from flightstate_core.state import FlightState, FlightStatus
 
 __all__ = ["delete_flid", "handle_schedule_delete"]
@@ -30,8 +31,11 @@ def delete_flid(draft: Draft, flid: str) -> None:
         draft.note(f"FLID {flid} unknown: nothing to delete")
     elif state.is_deleted:
         draft.note(f"FLID {flid} already DELETED")
-    else:
+    elif draft.message_id is None:
         draft.put(evolve(state, status=FlightStatus.DELETED))
+    else:  # a delete applies whatever its id; the stamp refuses a late revival
+        provenance = stamp(state.provenance, (STATE_KEY,), draft.message_id)
+        draft.put(evolve(state, status=FlightStatus.DELETED, provenance=provenance))
 
 
 def handle_schedule_delete(
@@ -41,7 +45,7 @@ def handle_schedule_delete(
     ctx: DecisionContext,
 ) -> Decision:
     """SCHD DEL: delete every listed FLID exactly like FDEL."""
-    draft = Draft(current)
+    draft = Draft(current, ctx.message_id, keeps_newer=not ctx.requeued)
     for index, record in enumerate(message.records, 1):
         check_flid(record, index, "SCHD/FLTR")
         delete_flid(draft, record.flid)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Decision, DecisionContext
 from flightstate_core.errors import ProtocolError
-from flightstate_core.handlers._apply import apply_record
+from flightstate_core.handlers._apply import overlay
 from flightstate_core.handlers._draft import Draft, new_state
 from flightstate_core.handlers._finish import finish
 from flightstate_core.handlers.deletion import delete_flid
@@ -54,7 +54,7 @@ def _apply_block(draft: Draft, rule: FlopRule, record: FlightRecord, config: Cor
     if stored is not None and stored.is_deleted:
         draft.note(f"FLID {record.flid} is DELETED: FLOP/{rule.styp} not applied")
         return
-    draft.put(apply_record(stored or new_state(record.flid), record, FLOP, config))
+    draft.put(overlay(draft, stored or new_state(record.flid), record, FLOP, config))
 
 
 def handle_flop(
@@ -71,7 +71,7 @@ def handle_flop(
     for index, block in enumerate(message.blocks, 1):
         check_flid(block, index, "FLOP")
         _check_block(rule, block, index)
-    draft = Draft(current)
+    draft = Draft(current, ctx.message_id, keeps_newer=not ctx.requeued)
     for block in message.blocks:
         _apply_block(draft, rule, block, config)
     return finish(draft, message.envelope, config, ctx)

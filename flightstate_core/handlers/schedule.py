@@ -18,16 +18,17 @@ from attrs import evolve
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Decision, DecisionContext
 from flightstate_core.errors import ProtocolError
-from flightstate_core.handlers._apply import apply_record
+from flightstate_core.handlers._apply import late_note, overlay
 from flightstate_core.handlers._draft import Draft, new_state
 from flightstate_core.handlers._finish import finish
 from flightstate_core.messages import FlightRecord, ScheduleMessage
 from flightstate_core.opday import operation_day
+from flightstate_core.provenance import STATE_KEY, stamp
 from flightstate_core.rules import PACKAGE
 from flightstate_core.state import FlightState, FlightStatus
 from flightstate_core.values import Set
 
-__all__ = ["check_flid", "handle_package", "record_day", "revivable"]
+__all__ = ["check_flid", "handle_package", "record_day", "revivable", "revived"]
 
 
 def check_flid(record: FlightRecord, index: int, section: str) -> None:
@@ -49,9 +50,30 @@ def record_day(record: FlightRecord, config: CoreConfig, index: int) -> date | N
         raise ProtocolError(f"{xpath}/SODT", str(exc)) from exc
 
 
-def revivable(state: FlightState | None, config: CoreConfig) -> bool:
-    """May a schedule record apply to this flight (not DELETED, or revival enabled)?"""
-    return state is None or not state.is_deleted or config.revive_deleted
+def revivable(state: FlightState | None, config: CoreConfig, draft: Draft | None = None) -> bool:
+    """May a schedule record apply to this flight (not DELETED, or revival enabled and no
+    newer message deleted it: docs/design.md, "Late rows and provenance")? With a
+    ``draft``, a refusal is noted on it."""
+    if state is None or not state.is_deleted:
+        return True
+    deleted_by = state.provenance.get(STATE_KEY, 0)
+    mid = None if draft is None or not draft.keeps_newer else draft.message_id
+    if config.revive_deleted and (mid is None or deleted_by <= mid):
+        return True
+    if draft is not None:
+        if config.revive_deleted:
+            draft.note(late_note(state.flid, [(STATE_KEY, deleted_by)]))
+        else:
+            draft.note(f"FLID {state.flid} is DELETED: not revived")
+    return False
+
+
+def revived(state: FlightState, message_id: int | None) -> FlightState:
+    """A DELETED flight made ACTIVE again by a schedule record (stamped ``state``)."""
+    if message_id is None:
+        return evolve(state, status=FlightStatus.ACTIVE)
+    provenance = stamp(state.provenance, (STATE_KEY,), message_id)
+    return evolve(state, status=FlightStatus.ACTIVE, provenance=provenance)
 
 
 def _validate(
@@ -108,16 +130,15 @@ def handle_package(
 ) -> Decision:
     """Validate, then overlay every FLTR (rule PACKAGE)."""
     days = _validate(message, current, config)
-    draft = Draft(current)
+    draft = Draft(current, ctx.message_id, keeps_newer=not ctx.requeued)
     for record, day in zip(message.records, days, strict=True):
         stored = current.get(record.flid)
-        if not revivable(stored, config):
-            draft.note(f"FLID {record.flid} is DELETED: not revived")
+        if not revivable(stored, config, draft):
             continue
         base = stored or new_state(record.flid)
         if base.is_deleted:
-            base = evolve(base, status=FlightStatus.ACTIVE)
-        state = apply_record(base, record, PACKAGE, config)
+            base = revived(base, draft.message_id)
+        state = overlay(draft, base, record, PACKAGE, config)
         if day is not None and state.operation_day is None:
             state = evolve(state, operation_day=day)
         draft.put(state)

@@ -18,13 +18,13 @@ from attrs import evolve
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Decision, DecisionContext
 from flightstate_core.errors import ProtocolError
-from flightstate_core.handlers._apply import apply_record
+from flightstate_core.handlers._apply import overlay
 from flightstate_core.handlers._draft import Draft, new_state
 from flightstate_core.handlers._finish import finish
-from flightstate_core.handlers.schedule import check_flid, record_day, revivable
+from flightstate_core.handlers.schedule import check_flid, record_day, revivable, revived
 from flightstate_core.messages import FlightRecord, ScheduleMessage
 from flightstate_core.rules import SET_ONLY
-from flightstate_core.state import FlightState, FlightStatus
+from flightstate_core.state import FlightState
 
 __all__ = ["handle_set_only"]
 
@@ -32,20 +32,19 @@ __all__ = ["handle_set_only"]
 def _apply_one(draft: Draft, record: FlightRecord, index: int, config: CoreConfig) -> None:
     check_flid(record, index, "SCHD/FLTR")
     stored = draft.get(record.flid)
-    if not revivable(stored, config):
-        draft.note(f"FLID {record.flid} is DELETED: not revived")
+    if not revivable(stored, config, draft):
         return
     day = record_day(record, config, index)
     base = stored or new_state(record.flid)
     if base.is_deleted:
-        base = evolve(base, status=FlightStatus.ACTIVE)
+        base = revived(base, draft.message_id)
     if day is not None and base.operation_day not in (None, day):
         xpath = record.xpath or f"/MSG/SCHD/FLTR[{index}]"
         raise ProtocolError(
             f"{xpath}/SODT",
             f"FLID {record.flid}: OPERATION_DAY {base.operation_day} cannot become {day}",
         )
-    state = apply_record(base, record, SET_ONLY, config)
+    state = overlay(draft, base, record, SET_ONLY, config)
     if day is not None and state.operation_day is None:
         state = evolve(state, operation_day=day)
     draft.put(state)
@@ -58,7 +57,7 @@ def handle_set_only(
     ctx: DecisionContext,
 ) -> Decision:
     """Overlay every FLTR under rule SET_ONLY."""
-    draft = Draft(current)
+    draft = Draft(current, ctx.message_id, keeps_newer=not ctx.requeued)
     for index, record in enumerate(message.records, 1):
         _apply_one(draft, record, index, config)
     return finish(draft, message.envelope, config, ctx, message.records)

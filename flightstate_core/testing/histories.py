@@ -318,9 +318,12 @@ def messages() -> st.SearchStrategy[Message | Undecodable]:
 
 @frozen
 class Step:
-    """One inbox event: a new message, a replay of row ``index``, or a resend of it."""
+    """One inbox event: a new message, a replay of row ``index``, or a resend of it; an
+    id reserved by an AODB writer that has not committed yet, or a late message: one
+    committed into such a reserved id after higher ids were applied (docs/design.md,
+    "Late rows and provenance")."""
 
-    kind: str  # "new", "replay", "resend"
+    kind: str  # "new", "replay", "resend", "reserve", "late"
     message: Message | Undecodable | None = None
     index: int = 0
 
@@ -332,31 +335,86 @@ def steps() -> st.SearchStrategy[Step]:
         messages().map(lambda m: Step("new", m)),
         st.integers(0, 50).map(lambda i: Step("replay", index=i)),
         st.integers(0, 50).map(lambda i: Step("resend", index=i)),
+        st.just(Step("reserve")),
+        st.builds(lambda m, i: Step("late", m, i), messages(), st.integers(0, 50)),
     )
 
 
+def about(message: Message | Undecodable, flid: str) -> Message | Undecodable:
+    """*message* about *flid* only (its first record or block, renamed)."""
+    if isinstance(message, FlopMessage) and message.blocks:
+        return evolve(message, blocks=(evolve(message.blocks[0], flid=flid),))
+    if isinstance(message, ScheduleMessage) and message.records:
+        return evolve(message, records=(evolve(message.records[0], flid=flid),), recs=1)
+    return message
+
+
+def _about_one() -> st.SearchStrategy[Message]:
+    return st.one_of(flop_messages(), flop_messages(), schedule_messages())
+
+
+def _same_subtype() -> st.SearchStrategy[tuple[Message, Message]]:
+    """Two FLOPs of one subtype: they carry the same keys, so the late one meets them."""
+    return st.sampled_from(sorted(FLOP_SUBTYPES)).flatmap(
+        lambda styp: st.tuples(flop_messages(styp), flop_messages(styp))
+    )
+
+
+def overtaking_pairs() -> st.SearchStrategy[tuple[Message, Message]]:
+    """(newer, older) messages for ``overtaken``: often of one FLOP subtype."""
+    return st.one_of(_same_subtype(), st.tuples(_about_one(), _about_one()))
+
+
+def overtaken() -> st.SearchStrategy[list[Step]]:
+    """Two messages about one flight, the older id committed after the newer was applied:
+    the older (late) message meets the keys the newer one stamped."""
+    pairs = overtaking_pairs()
+    return st.builds(
+        lambda flid, pair: [
+            Step("reserve"), Step("new", about(pair[0], flid)), Step("late", about(pair[1], flid))
+        ],
+        _FLID, pairs,
+    )  # fmt: skip
+
+
 def histories(max_size: int = 30) -> st.SearchStrategy[list[Step]]:
-    """A random history of steps."""
-    return st.lists(steps(), max_size=max_size)
+    """A random history of steps (late messages included: ``reserve``, ``overtaken``)."""
+    groups = st.one_of(steps().map(lambda step: [step]), overtaken(), overtaken())
+    return st.lists(groups, max_size=max_size).map(
+        lambda nested: [step for group in nested for step in group][:max_size]
+    )
 
 
 def history_rows(
     history: list[Step], received_at: datetime
 ) -> Iterator[tuple[InboxRow, Message | Undecodable]]:
     """Inbox rows of a history, each with its already-decoded message: new messages get the
-    next id, replays repeat an earlier row (same id), resends repeat its text under a new id."""
+    next id, replays repeat an earlier row (same id), resends repeat its text under a new id;
+    a reserve step skips the next id, and a late message takes a skipped id (``late``, after
+    higher ids), or the next id when none is skipped."""
     sent: list[tuple[InboxRow, Message | Undecodable]] = []
+    next_id = 1
+    reserved: list[int] = []
     for step in history:
-        if step.kind == "new" or not sent:
+        if step.kind == "reserve":
+            reserved.append(next_id)
+            next_id += 1
+            continue
+        if step.kind == "late" and reserved and step.message is not None:
+            mid = reserved.pop(step.index % len(reserved))
+            entry = (InboxRow(mid, "<decoded/>", received_at, late=True), step.message)
+        elif step.kind in {"new", "late"} or not sent:
             if step.message is None:
                 continue
-            entry = (InboxRow(len(sent) + 1, "<decoded/>", received_at), step.message)
+            entry = (InboxRow(next_id, "<decoded/>", received_at), step.message)
+            next_id += 1
         else:
             row, message = sent[step.index % len(sent)]
             if step.kind == "resend":
-                row = InboxRow(len(sent) + 1, row.raw, received_at)
+                row = InboxRow(next_id, row.raw, received_at)
+                next_id += 1
             entry = (row, message)
-        if entry[0].message_id > len(sent):
+        if step.kind != "replay" or len(sent) == 0:
             sent.append(entry)
         yield entry
 

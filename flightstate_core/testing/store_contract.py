@@ -209,6 +209,18 @@ class StoreContract:
         assert self.apply(store, processed(1, state))
         self.assert_reads(store, state)
 
+    def test_provenance_is_stored_with_the_flight(self, store: Any) -> None:
+        # docs/design.md, "Late rows and provenance": saved and read back in one piece;
+        # a flight without it (as written before it existed) reads as an empty map.
+        provenance = {"STND": 9, "FDIV_DDES": 7, "GTDT:1": 8, "GTDT!": 3, "SRVT": 5, "航": 2}
+        state = flight("15", provenance=provenance)
+        assert self.apply(store, processed(9, state))
+        self.assert_reads(store, state)
+        assert store.get_flights(["15"])["15"].provenance == provenance
+        second = attrs.evolve(state, version=2, scalars={"FFID": "x"}, provenance={})
+        assert self.apply(store, processed(10, second))
+        self.assert_reads(store, second)
+
     def test_empty_versus_absent(self, store: Any) -> None:
         items = (Item.of(1, "", {"GATE": ""}), Item.of(2, None, {}), Item.of(3, "0", {"GTYP": " "}))
         state = flight("15", scalars={"FFID": "", "REMC": " "}, collections={

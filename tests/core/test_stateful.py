@@ -9,8 +9,14 @@ naming it, or by the cascade of a master its MAID names that this message delete
 replayed row changes nothing; a resent message (same key, payload and DTTM) that already
 SUCCEEDED is DUPLICATE and changes nothing, and nothing else is ever DUPLICATE: no
 message that changes a value (one with another payload or another DTTM, A -> B -> A with
-one SEQN included) is called a duplicate; a FLOP applies exactly what it carries; every
-event matches ``wire`` and the schemas.
+one SEQN included) is called a duplicate; a FLOP applies exactly what it carries, except
+what a newer message set; every event matches ``wire`` and the schemas.
+
+Ids are handed out as an AODB does: some are reserved and committed later, after higher
+ids were applied (late messages, docs/design.md "Late rows and provenance"): a key whose
+provenance is newer than the message keeps its value (a late revival of a flight a newer
+message deleted included), every value a message changes is stamped with its id, and no
+stamp ever goes down.
 """
 
 from __future__ import annotations
@@ -24,16 +30,26 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from flightstate_core.catalog import COLLECTIONS, DOCUMENTS
 from flightstate_core.decision import DecisionContext, Outcome
 from flightstate_core.handlers import decide, message_flids
-from flightstate_core.items import DocItem
+from flightstate_core.items import DocItem, Item
 from flightstate_core.memory import MemoryStore
 from flightstate_core.messages import FlightRecord, FlopMessage, Message, ScheduleMessage
 from flightstate_core.opday import operation_day
+from flightstate_core.provenance import STATE_KEY
 from flightstate_core.records import InboxRow, ProcessedMessage
 from flightstate_core.service import Undecodable, process_message
 from flightstate_core.state import FlightState
-from flightstate_core.testing.histories import FLID_POOL, flop, messages, record, schedule
+from flightstate_core.testing.histories import (
+    FLID_POOL,
+    about,
+    flop,
+    messages,
+    overtaking_pairs,
+    record,
+    schedule,
+)
 from flightstate_core.values import Set
 
 from .helpers import CONFIG, NOW, check_events
@@ -71,6 +87,35 @@ def fields(state: FlightState) -> dict[str, Any]:
     return {**state.scalars, **state.collections, **state.documents}
 
 
+def _seq_items(state: FlightState, code: str, seq: str | None) -> list[Item]:
+    return [evolve(i, ordinal=0) for i in state.collections.get(code, ()) if i.seq == seq]
+
+
+def check_kept(old: FlightState, new: FlightState, message_id: int) -> None:
+    """Every key a message newer than *message_id* set or cleared is as it was."""
+    for key, at in old.provenance.items():
+        if at <= message_id:
+            continue
+        code, colon, seq = key.partition(":")
+        if key == STATE_KEY:
+            assert new.is_deleted or not old.is_deleted, (old.flid, key)
+        elif colon or (key.endswith("!") and key[:-1] in COLLECTIONS):
+            code = code if colon else key[:-1]
+            item_seq = seq if colon else None
+            assert _seq_items(new, code, item_seq) == _seq_items(old, code, item_seq), key
+        elif key in COLLECTIONS:
+            assert new.collections.get(key) == old.collections.get(key), key
+        elif key in DOCUMENTS:
+            assert new.documents.get(key) == old.documents.get(key), key
+        else:
+            assert new.scalars.get(key) == old.scalars.get(key), key
+    for key, at in old.provenance.items():  # stamps never go down
+        assert new.provenance.get(key, 0) >= at, key
+    for code in old.scalars.keys() | new.scalars.keys():  # a changed value carries its id
+        if old.scalars.get(code) != new.scalars.get(code):
+            assert new.provenance.get(code) == message_id, code
+
+
 class History(RuleBasedStateMachine):
     """Drives the service; the store is the system, the checks are the model."""
 
@@ -79,9 +124,18 @@ class History(RuleBasedStateMachine):
         self.store = MemoryStore()
         self.rows: list[tuple[InboxRow, Subject]] = []
         self.succeeded: set[Identity] = set()
+        self.next_id = 1
+        self.reserved: list[int] = []
+        self.deciding = 0
 
-    def _send(self, message_id: int, message: Subject) -> ProcessedMessage | None:
-        row = InboxRow(message_id, "<replayed/>", NOW)
+    def _new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id - 1
+
+    def _send(
+        self, message_id: int, message: Subject, *, late: bool = False
+    ) -> ProcessedMessage | None:
+        row = InboxRow(message_id, "<replayed/>", NOW, late=late)
         return process_message(self.store, row, CONFIG, now=NOW, epoch=None, decoded=message)
 
     def _identity(self, message: Subject) -> Identity | None:
@@ -91,12 +145,32 @@ class History(RuleBasedStateMachine):
 
     @rule(message=messages())
     def new_message(self, message: Subject) -> None:
-        self._deliver(len(self.rows) + 1, message)
+        self._deliver(self._new_id(), message)
+
+    @rule()
+    def reserve(self) -> None:
+        """An AODB writer takes the next id and commits it later."""
+        self.reserved.append(self._new_id())
+
+    @rule(message=messages(), index=st.integers(0, 1000))
+    def late_message(self, message: Subject, index: int) -> None:
+        """A reserved id committed after higher ids were applied."""
+        if self.reserved:
+            self._deliver(self.reserved.pop(index % len(self.reserved)), message, late=True)
+
+    @rule(flid=st.sampled_from(FLID_POOL), pair=overtaking_pairs())
+    def overtaken(self, flid: str, pair: tuple[Subject, Subject]) -> None:
+        """Two messages about one flight: the older id is committed after the newer one
+        was applied, so the older message meets keys the newer one stamped."""
+        newer, older = pair
+        reserved = self._new_id()
+        self._deliver(self._new_id(), about(newer, flid))
+        self._deliver(reserved, about(older, flid), late=True)
 
     @rule(index=st.integers(0, 1000))
     def resend(self, index: int) -> None:
         if self.rows:
-            self._deliver(len(self.rows) + 1, self.rows[index % len(self.rows)][1])
+            self._deliver(self._new_id(), self.rows[index % len(self.rows)][1])
 
     @rule(index=st.integers(0, 1000), sent=st.sampled_from(_SENT))
     def same_seqn_another_time(self, index: int, sent: datetime) -> None:
@@ -108,16 +182,16 @@ class History(RuleBasedStateMachine):
         if isinstance(message, Undecodable):
             return
         again = evolve(message, envelope=evolve(message.envelope, dttm=sent))
-        self._deliver(len(self.rows) + 1, again)
+        self._deliver(self._new_id(), again)
 
     @rule(master=st.sampled_from(FLID_POOL), listed=st.sampled_from(FLID_POOL))
     def carried_mafl_then_delete(self, master: str, listed: str) -> None:
         """Upstream's MAFL for a master names any flight; deleting the master afterwards
         must still cascade only to the flights whose MAID names it."""
         mafl = (DocItem((("FLID", listed), ("CSOP", "MU"))),)
-        self._deliver(len(self.rows) + 1, schedule("DNLD", record(master, documents={
+        self._deliver(self._new_id(), schedule("DNLD", record(master, documents={
             "MAFL": mafl}), seqn="9", recs=1))  # fmt: skip
-        self._deliver(len(self.rows) + 1, flop("FDEL", record(master, delete=True), seqn="9"))
+        self._deliver(self._new_id(), flop("FDEL", record(master, delete=True), seqn="9"))
 
     @rule(index=st.integers(0, 1000))
     def replay(self, index: int) -> None:
@@ -129,12 +203,13 @@ class History(RuleBasedStateMachine):
         assert self.store.flights() == flights
         assert self.store.events() == events
 
-    def _deliver(self, message_id: int, message: Subject) -> None:
+    def _deliver(self, message_id: int, message: Subject, *, late: bool = False) -> None:
         before = self.store.flights()
         identity = self._identity(message)
         was_done = identity in self.succeeded
         changes = self._would_change(before, message_id, message)
-        result = self._send(message_id, message)
+        self.deciding = message_id
+        result = self._send(message_id, message, late=late)
         self.rows.append((InboxRow(message_id, "<replayed/>", NOW), message))
         assert result is not None
         after = self.store.flights()
@@ -153,6 +228,9 @@ class History(RuleBasedStateMachine):
             self.succeeded.add(identity)
         check_events(result.events, result.states)
         self._check_flights(before, after, result, message)
+        for flid, new in after.items():
+            if flid in before:
+                check_kept(before[flid], new, message_id)
 
     def _would_change(
         self, before: dict[str, FlightState], message_id: int, message: Subject
@@ -213,9 +291,11 @@ class History(RuleBasedStateMachine):
                 assert not before[master].is_deleted
                 assert self.store.flights()[master].is_deleted
         if isinstance(message, FlopMessage) and not old.is_deleted and not is_delete(message):
+            newer = {key for key, at in old.provenance.items() if at > self.deciding}
             for rec in records_for(message, old.flid)[-1:]:
                 for code, op in rec.scalars.items():
-                    assert new.scalars.get(code) == (op.raw if isinstance(op, Set) else None)
+                    if code not in newer:
+                        assert new.scalars.get(code) == (op.raw if isinstance(op, Set) else None)
 
     @invariant()
     def sodt_derives_operation_day(self) -> None:
@@ -226,7 +306,8 @@ class History(RuleBasedStateMachine):
 
     @invariant()
     def cursor_follows_rows(self) -> None:
-        assert (self.store.inbox_cursor() or 0) == len(self.rows)
+        highest = max((row.message_id for row, _ in self.rows), default=0)
+        assert (self.store.inbox_cursor() or 0) == highest
 
 
 History.TestCase.settings = settings(

@@ -52,7 +52,12 @@ def _current(dsn: str, table: str, flid: str) -> list[tuple[Any, ...]]:
 
 def _history(dsn: str, table: str, flid: str) -> list[tuple[Any, ...]]:
     found = rows(dsn, f"SELECT * FROM {table}_HIST WHERE FLID = %s ORDER BY 1, 2", flid)
-    return [row[:-1] for row in found]  # without ARCHIVED_AT (the last column)
+    names = [name for (name,) in rows(
+        dsn, "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+        "ORDER BY ordinal_position", f"{table}_hist".lower(),
+    )]  # fmt: skip
+    at = names.index("archived_at")  # last but for columns added later (PROVENANCE, 0009)
+    return [row[:at] + row[at + 1 :] for row in found]  # without ARCHIVED_AT
 
 
 def test_cleanup_archives_removes_and_tombstones(pg_db: str, store: PgStore) -> None:

@@ -78,7 +78,7 @@ def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
     migrations = read_migrations(str(MIGRATIONS_DIR))
     assert [m.id for m in migrations] == [
         "0001.initial", "0002.history_display", "0003.lifecycle_requests",
-        "0004.outbox_watermark", "0005.inbox_gaps", "0006.outbox_parked",
+        "0004.outbox_watermark", "0005.inbox_gaps", "0006.outbox_parked", "0007.provenance",
     ]
     depends = {m.id: sorted(d.id for d in m.depends) for m in migrations}
     assert depends["0003.lifecycle_requests"] == ["0002.history_display"]
@@ -86,6 +86,7 @@ def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
     assert depends["0004.outbox_watermark"] == ["0003.lifecycle_requests"]
     assert depends["0005.inbox_gaps"] == ["0004.outbox_watermark"]
     assert depends["0006.outbox_parked"] == ["0005.inbox_gaps"]
+    assert depends["0007.provenance"] == ["0006.outbox_parked"]
     assert strip_terminator("DROP SEQUENCE S;\n") == "DROP SEQUENCE S"
     assert strip_terminator("SELECT ';' FROM DUAL") == "SELECT ';' FROM DUAL"
 

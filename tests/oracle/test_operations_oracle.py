@@ -44,6 +44,7 @@ from flightstate_oracle.requests import (
     request_status,
     resend_due,
 )
+from flightstate_oracle.schema import TABLES
 from tests.fixtures.services import ORACLE_SKIP_REASON
 from tests.fixtures.util import unique_name
 from tests.lifecycle.helpers import CONFIG, NOW, apply, fdel, flop, fltr, schd
@@ -95,6 +96,14 @@ def _table(store: OracleStore, table: str, flid: str) -> list[tuple[Any, ...]]:
     return sql_rows(store, f"SELECT * FROM {table} WHERE FLID = :f ORDER BY 1, 2", {"f": flid})
 
 
+def _archived(store: OracleStore, table: str, flid: str) -> list[tuple[Any, ...]]:
+    """The _HIST rows of *table*'s columns (by name: PROVENANCE, migration 0007, follows
+    ARCHIVED_AT there)."""
+    names = ", ".join(TABLES[table].names)
+    query = f"SELECT {names} FROM {table}_HIST WHERE FLID = :f ORDER BY 1, 2"
+    return sql_rows(store, query, {"f": flid})
+
+
 def test_cleanup_archives_removes_and_tombstones(oracle_store: OracleStore) -> None:
     store = oracle_store
     _seed_cleanup(store)
@@ -108,9 +117,9 @@ def test_cleanup_archives_removes_and_tombstones(oracle_store: OracleStore) -> N
     assert (report.removed, report.tombstoned, report.kept) == (3, 2, 0)
     assert sorted(store.get_flights(["A1", "A2", "A3", "A4", "N1", "N2"])) == ["A2", "A3", "N2"]
     for flid, (main, gates) in before.items():
-        archived = [row[:-1] for row in _table(store, "FLIGHT_SCHD_HIST", flid)]
+        archived = _archived(store, "FLIGHT_SCHD", flid)
         assert archived == main  # every column, typed twins and EMPTY_CODES too
-        assert [row[:-1] for row in _table(store, "FLIGHT_GATE_HIST", flid)] == gates
+        assert _archived(store, "FLIGHT_GATE", flid) == gates
         assert _table(store, "FLIGHT_GATE", flid) == []
     assert before["A1"][1][1][-1] == "GATE"  # the present-empty gate, archived as such
     new = sql_rows(store, "SELECT TOPIC, EVENT_KEY, STATE_VERSION, KIND, MESSAGE_ID FROM "

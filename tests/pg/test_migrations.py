@@ -74,7 +74,10 @@ def test_schema_matches_layout(fresh_pg: str) -> None:
                 assert child.code in cols and (child.typed is None or child.typed in cols)
             hist = _columns(conn, f"{table.name}_HIST")
             assert hist == [*cols, "ARCHIVED_AT"]
-        assert _columns(conn, "FLIGHT_SCHD_HIST") == [*main, "ARCHIVED_AT"]
+        # Every main column is archived; PROVENANCE (0009) came after ARCHIVED_AT (0002).
+        hist = _columns(conn, "FLIGHT_SCHD_HIST")
+        assert [name for name in hist if name != "ARCHIVED_AT"] == main
+        assert hist[main.index("PROVENANCE")] == "ARCHIVED_AT"
         seed = conn.execute("SELECT EPOCH FROM PIPELINE_LOCK WHERE LOCK_NAME = 'pipeline'")
         assert seed.fetchone() == (0,)
 
@@ -99,10 +102,19 @@ def test_upgrade_from_each_version_keeps_every_row(empty_pg: tuple[str, str]) ->
 def _fill_and_upgrade(dsn: str, expected: list[str]) -> None:
     store = PgStore(dsn)
     states = [flight(f"F{n}", collections=full_collections(3, tag="旧")) for n in range(5)]
+    # Today's writer names PROVENANCE (0009); before 0009 the column is lent for the save
+    # and dropped again, so the rows are those an older pump wrote.
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        lent = "PROVENANCE" not in _columns(conn, MAIN_TABLE)
+        if lent:
+            conn.execute("ALTER TABLE FLIGHT_SCHD ADD COLUMN PROVENANCE text")
     with store.transaction() as tx:
         tx.lock_pipeline(0)
         tx.load_flights([s.flid for s in states])
         tx.save(processed(1, *states))
+    if lent:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("ALTER TABLE FLIGHT_SCHD DROP COLUMN PROVENANCE")
     before = _contents(dsn)
     store.close()
     assert migrate(dsn) == expected
