@@ -176,7 +176,7 @@ def test_two_runners_started_together_with_one_name(
     inserted = _generate(env, 1500, seed=1)
     runners = [RunnerProc(env, NAME, tmp_path, log_name=f"{NAME}-{n}") for n in (1, 2)]
     try:
-        wait_for(lambda: _current_leader(dsn) is not None, START_S, "a leader")
+        wait_for(lambda: any(_has_led(runner) for runner in runners), START_S, "a leader")
         wait_for(lambda: drained(env, inserted), DRAIN_S, "the first batch to drain")
         _assert_one_leader_per_epoch(runners, dsn)
         leading = _current_leader(dsn)
