@@ -48,10 +48,11 @@ class RunnerProc:
                 stdout=subprocess.DEVNULL, stderr=log_file, cwd=REPO,
             )  # fmt: skip
         self.frozen = False
+        self._instance: str | None = None
 
     @property
     def instance(self) -> str:
-        """Its lease instance id, from its log (waits for the line)."""
+        """Its lease instance id, from its log (waits for the line once)."""
         found: list[str] = []
 
         def logged() -> bool:
@@ -59,8 +60,10 @@ class RunnerProc:
                          if line.get("event") == "instance")  # fmt: skip
             return bool(found)
 
-        wait_for(logged, 60, f"{self.holder}'s instance line")
-        return found[0]
+        if self._instance is None:
+            wait_for(logged, 60, f"{self.holder}'s instance line")
+            self._instance = found[0]
+        return self._instance
 
     @property
     def app(self) -> str:
