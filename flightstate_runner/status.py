@@ -106,7 +106,7 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
         "outbox": _outbox(dsn),
         "requests": requests,
         "last_error": beat["last_error"] if beat else None,
-        "last_runner": beat,
+        "last_runner": _named([beat])[0] if beat else None,
         "config": config.describe(),
     }
 
