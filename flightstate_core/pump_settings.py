@@ -34,7 +34,9 @@ class Backoff:
 
 @frozen
 class PumpSettings:
-    """Tunables. ``holder`` must be unique per process (e.g. host:pid:random)."""
+    """Tunables. ``holder`` is the name this pump leads under; it need not be unique: the
+    lease adds an instance id per lease object (``LeaderLease``), so two pumps with one name
+    in two processes never both lead, and a restarted pump leads at a new epoch."""
 
     holder: str
     batch_size: int = 200

@@ -1,8 +1,11 @@
 """Leader election on the PIPELINE_LOCK row, database clock only (as flightstate_pg.lease).
 
 Taking the lease from another holder, from nobody, or after a release bumps EPOCH (the
-fencing token); renewing our own keeps it. 11g has no MERGE .. RETURNING, so the MERGE is
-followed by a read of the row in the same transaction: we lead iff the row names us.
+fencing token); renewing our own keeps it. HOLDER is ``name#instance``
+(``flightstate_core.lease_identity``): each lease object has its own instance id, so another
+process with the same name is another holder, and a restarted one leads at a new epoch.
+11g has no MERGE .. RETURNING, so the MERGE is followed by a read of the row in the same
+transaction: we lead iff the row names us.
 Concurrent first acquisitions can both try to INSERT; the loser's ORA-00001 is retried.
 
 Bounded waits (11g has no ``lock_timeout``): a standby reads the row first and tries only
@@ -15,24 +18,43 @@ from __future__ import annotations
 
 import oracledb
 
+from flightstate_core.lease_identity import instance_holder, new_instance
 from flightstate_oracle import sql
 from flightstate_oracle.db import merge_many, query, run
 from flightstate_oracle.errors import oracle_errors
+from flightstate_oracle.schema import CODE_BYTES
 
 __all__ = ["OracleLeaderLease"]
+
+_HOLDER_BYTES = CODE_BYTES  # PIPELINE_LOCK.HOLDER VARCHAR2(400 BYTE)
 
 
 class OracleLeaderLease:
     """``LeaderLease`` on Oracle's PIPELINE_LOCK row (pooled connections)."""
 
-    def __init__(self, pool: oracledb.ConnectionPool, *, lock_name: str = "pipeline") -> None:
+    def __init__(
+        self, pool: oracledb.ConnectionPool, *, lock_name: str = "pipeline",
+        instance: str | None = None,
+    ) -> None:
+        """*instance*: this process's instance id (default: a new one per lease object)."""
+        self.instance = instance or new_instance()
         self._pool = pool
         self._name = lock_name
 
-    def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
-        """Take or renew the lease for ``ttl_seconds``; the epoch if we lead, else None."""
+    def stored_holder(self, holder: str) -> str:
+        """The lease row's HOLDER when this instance leads as ``holder``."""
         if not holder:
             raise ValueError("holder must be non-empty ('' is NULL in Oracle)")
+        stored = instance_holder(holder, self.instance)
+        if len(stored.encode()) > _HOLDER_BYTES:
+            raise ValueError(f"holder: {stored!r} is longer than {_HOLDER_BYTES} bytes "
+                             "(PIPELINE_LOCK.HOLDER)")  # fmt: skip
+        return stored
+
+    def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
+        """Take or renew the lease for ``ttl_seconds`` as this instance of ``holder``; the
+        epoch if we lead, else None."""
+        holder = self.stored_holder(holder)
         found = self.status()
         if found is not None and found[1] not in (None, holder) and found[2]:
             return None  # someone else's live lease: never queue behind its row lock
@@ -48,13 +70,16 @@ class OracleLeaderLease:
         return int(str(rows[0]["EPOCH"]))
 
     def release(self, holder: str) -> None:
-        """Give the lease up if ``holder`` has it (the next leader bumps the epoch)."""
+        """Give the lease up if this instance of ``holder`` has it (the next leader bumps
+        the epoch)."""
+        params = {"LOCK_NAME": self._name, "HOLDER": self.stored_holder(holder)}
         with oracle_errors(), self._pool.acquire() as conn:
-            run(conn, sql.LEASE_RELEASE, {"LOCK_NAME": self._name, "HOLDER": holder})
+            run(conn, sql.LEASE_RELEASE, params)
             conn.commit()
 
     def status(self) -> tuple[int, str | None, bool] | None:
-        """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row."""
+        """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row; HOLDER
+        as stored, ``name#instance``."""
         with oracle_errors(), self._pool.acquire() as conn:
             rows = query(conn, sql.LEASE_STATUS, {"LOCK_NAME": self._name})
             conn.rollback()

@@ -2,9 +2,13 @@
 
 Why one row for both: the lease (HOLDER, LEASE_EXPIRES_AT) decides who pumps; EPOCH is the
 fencing token. Taking the lease over from another holder (or from nobody, or after a
-release) bumps EPOCH; renewing our own lease keeps it. Every state transaction takes the same
-row ``FOR UPDATE`` in ``lock_pipeline(epoch)`` and refuses to write if the row's EPOCH is
-newer, so a leader that was paused past its lease and replaced can never commit again.
+release) bumps EPOCH; renewing our own lease keeps it. HOLDER is ``name#instance``
+(``flightstate_core.lease_identity``): each lease object has its own instance id, so a
+second process with the same name is another holder (it stands by) and a restarted process
+takes over at a new epoch instead of continuing its predecessor's.
+Every state transaction takes the same row ``FOR UPDATE`` in ``lock_pipeline(epoch)`` and
+refuses to write if the row's EPOCH is newer, so a leader that was paused past its lease
+and replaced can never commit again.
 
 A standby first looks at the row with a plain read (MVCC: never waits for a lock) and tries
 the upsert only when the lease looks free or expired. The upsert waits for the row lock
@@ -37,6 +41,7 @@ from typing import Any
 import psycopg
 
 from flightstate_core.errors import PermanentError, TransientError
+from flightstate_core.lease_identity import instance_holder, new_instance
 from flightstate_pg._errors import translated
 from flightstate_pg._pool import lazy_connection
 from flightstate_pg.session import holder_application_name
@@ -99,14 +104,24 @@ class PgLeaderLease:
         lock_name: str = "pipeline",
         connect_timeout: int = 5,
         sessions_of: Callable[[str], str] = holder_application_name,
+        instance: str | None = None,
     ):
-        """*sessions_of* maps a holder to the ``application_name`` of its sessions."""
+        """*sessions_of* maps a lease row's holder (``name#instance``) to the
+        ``application_name`` of its sessions; *instance* is this process's instance id
+        (default: a new one; pass the same one to every lease object of one process)."""
+        self.instance = instance or new_instance()
         self._name = lock_name
         self._db = lazy_connection(dsn, connect_timeout)
         self._sessions_of = sessions_of
 
+    def stored_holder(self, holder: str) -> str:
+        """The lease row's HOLDER when this instance leads as *holder*."""
+        return instance_holder(holder, self.instance)
+
     def try_acquire(self, holder: str, ttl_seconds: float) -> int | None:
-        """Take or renew the lease for *ttl_seconds*; the epoch if we lead, else None."""
+        """Take or renew the lease for *ttl_seconds* as this instance of *holder*; the epoch
+        if we lead, else None."""
+        holder = self.stored_holder(holder)
         found = self.status()
         if found is not None and found[1] not in (None, holder) and found[2]:
             return None  # someone else's live lease: no need to queue for its row lock
@@ -121,16 +136,20 @@ class PgLeaderLease:
         return None if row is None else int(row[0])
 
     def holds(self, holder: str, epoch: int) -> bool:
-        """Whether *holder* still has an unexpired lease at *epoch* (the dispatch fence)."""
-        row = self._run(_HOLDS, {"name": self._name, "holder": holder, "epoch": epoch})
+        """Whether this instance of *holder* still has an unexpired lease at *epoch* (the
+        dispatch fence)."""
+        params = {"name": self._name, "holder": self.stored_holder(holder), "epoch": epoch}
+        row = self._run(_HOLDS, params)
         return bool(row and row[0])
 
     def release(self, holder: str) -> None:
-        """Give the lease up if *holder* has it (the next leader bumps the epoch)."""
-        self._run(_RELEASE, {"name": self._name, "holder": holder})
+        """Give the lease up if this instance of *holder* has it (the next leader bumps the
+        epoch)."""
+        self._run(_RELEASE, {"name": self._name, "holder": self.stored_holder(holder)})
 
     def status(self) -> tuple[int, str | None, bool] | None:
-        """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row."""
+        """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row; HOLDER
+        as stored, ``name#instance`` (``flightstate_core.lease_identity.split_holder``)."""
         row = self._run(_STATUS + " WHERE LOCK_NAME = %(name)s", {"name": self._name})
         return None if row is None else (int(row[0]), row[1], bool(row[2]))
 

@@ -26,10 +26,12 @@ from attrs import frozen
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from flightstate_core.errors import ConfigError
+from flightstate_core.lease_identity import SEPARATOR, split_holder
 
 __all__ = ["SessionLimits", "holder_application_name", "with_session_limits"]
 
 _MAX_SECONDS = 24 * 3600.0  # anything longer is a typo, not a limit
+_APP_NAME_BYTES = 63  # PostgreSQL keeps NAMEDATALEN - 1 bytes of application_name
 
 
 def _ms(seconds: float) -> int:
@@ -78,8 +80,15 @@ class SessionLimits:
 
 def holder_application_name(holder: str) -> str:
     """The ``application_name`` of every session a lease *holder* opens: the lease finds a
-    frozen ex-leader's sessions by it (``PgLeaderLease``)."""
-    return f"flightstate {holder}"[:63]
+    frozen ex-leader's sessions by it (``PgLeaderLease``).
+
+    *holder* is the lease row's ``name#instance``; a long name is cut, never the instance,
+    so that a standby ends the expired instance's sessions only (PostgreSQL keeps 63 bytes).
+    """
+    name, instance = split_holder(holder)
+    suffix = f"{SEPARATOR}{instance}" if instance else ""
+    head = f"flightstate {name}".encode()[: _APP_NAME_BYTES - len(suffix.encode())]
+    return head.decode(errors="ignore") + suffix
 
 
 def with_session_limits(dsn: str, limits: SessionLimits, *, application_name: str = "") -> str:

@@ -172,6 +172,9 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     if config.metrics_port:
         metrics.serve(config.metrics_port, config.metrics_bind)
     services = open_services(config)
+    log.info("lease holder %s, instance %s", config.holder, services.lease.instance,
+             extra={"event": "instance", "holder": config.holder,
+                    "instance": services.lease.instance})  # fmt: skip
     tune_gc_for_throughput()  # the pump is this process's whole job (see flightstate_core.tuning)
     try:
         _wait_for_store(lambda: ensure_runner_tables(services.pg_dsn), config.backoff_max)

@@ -8,6 +8,10 @@ runner's monitor thread (every couple of seconds), so the pure pump stays as it 
 - A standby reads the lease row; when its holder or epoch changes it logs
   ``standing by, leader is X since T`` (T from X's heartbeat, "unknown" if X is not a runner
   or has not reported yet), so a standby never waits silently.
+- Holders are ``name#instance`` (``flightstate_core.lease_identity``): when the leader has
+  this runner's own name (another process started with the same ``--holder``, or this
+  host's previous process whose lease has not expired yet), the standby says so at WARNING,
+  once per change: two processes with one name usually mean a misconfiguration.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from flightstate_core.lease_identity import instance_holder, split_holder
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_runner import probes
 
@@ -31,12 +36,16 @@ class LeadershipWatch:
         holder: str,
         log: logging.Logger,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        *,
+        instance: str,
     ) -> None:
         self._dsn = pg_dsn
         self._holder = holder
+        self._instance = instance
+        self._stored = instance_holder(holder, instance)  # as the lease row names us
         self._log = log
         self._clock = clock
-        self._lease = PgLeaderLease(pg_dsn)  # own connection: the pump's is not shared
+        self._lease = PgLeaderLease(pg_dsn, instance=instance)  # own connection
         self._led_epoch: int | None = None
         self._since: str | None = None
         self._seen: tuple[str | None, int] | None = None
@@ -46,9 +55,10 @@ class LeadershipWatch:
         if leading and epoch is not None:
             if epoch != self._led_epoch:
                 self._led_epoch, self._since = epoch, self._clock().isoformat()
-                self._seen = (self._holder, epoch)
+                self._seen = (self._stored, epoch)
                 self._log.info("leading (epoch %s)", epoch, extra={
-                    "event": "leading", "holder": self._holder, "epoch": epoch})  # fmt: skip
+                    "event": "leading", "holder": self._holder, "instance": self._instance,
+                    "epoch": epoch})  # fmt: skip
             return
         self._led_epoch = self._since = None
         self._standing_by()
@@ -58,14 +68,24 @@ class LeadershipWatch:
         if found is None:
             return
         epoch, holder, unexpired = found
-        leader = holder if holder and unexpired and holder != self._holder else None
+        leader = holder if holder and unexpired and holder != self._stored else None
         if leader is None or (leader, epoch) == self._seen:
             return
         self._seen = (leader, epoch)
         since = probes.leader_since(self._dsn, leader, epoch)
-        self._log.info("standing by, leader is %s since %s", leader, since or "unknown",
-                       extra={"event": "standby", "holder": self._holder, "leader": leader,
-                              "epoch": epoch, "leader_since": since})  # fmt: skip
+        name, instance = split_holder(leader)
+        extra = {"event": "standby", "holder": self._holder, "instance": self._instance,
+                 "leader": name, "leader_instance": instance, "epoch": epoch,
+                 "leader_since": since}  # fmt: skip
+        if name == self._holder:
+            self._log.warning(
+                "standing by: another process with this runner's holder name %s leads "
+                "(instance %s, epoch %s) since %s: a second runner started with the same "
+                "--holder, or this one's previous process until its lease expires",
+                name, instance, epoch, since or "unknown", extra=extra)  # fmt: skip
+            return
+        self._log.info("standing by, leader is %s since %s", name, since or "unknown",
+                       extra=extra)  # fmt: skip
 
     def fields(self) -> dict[str, object]:
         """Heartbeat fields: the epoch this process leads at and since when (or None)."""

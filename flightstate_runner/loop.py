@@ -76,7 +76,8 @@ class Runner:
         self.pump_seconds = 0.0
         self._dispatch_stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.leadership = LeadershipWatch(services.pg_dsn, services.config.holder, log)
+        self.leadership = LeadershipWatch(services.pg_dsn, services.config.holder, log,
+                                          instance=services.lease.instance)  # fmt: skip
         self._running = True
         self._drain_outbox: PgOutbox | None = None  # the idle check's own (main thread)
         self._abandoned_seen: tuple[int, int] = (0, 0)  # (id of the pump, count counted)
@@ -219,7 +220,8 @@ class Runner:
 
     def _dispatch(self) -> None:
         """While this process leads: dispatch fenced by the leader's epoch; otherwise wait."""
-        lease = PgLeaderLease(self.services.pg_dsn)  # own connection: this thread's
+        # own connection (this thread's), same instance: the fence checks the pump's lease
+        lease = PgLeaderLease(self.services.pg_dsn, instance=self.services.lease.instance)
         try:
             while not self._dispatch_stop.is_set():
                 leading = self._leading()
@@ -354,7 +356,8 @@ class Runner:
         if error is None:
             error = self.observer.last_parked
         try:
-            probes.write_heartbeat(self.services.pg_dsn, self.services.config.holder,
+            probes.write_heartbeat(self.services.pg_dsn,
+                                   self.services.lease.stored_holder(self.services.config.holder),
                                    leader=snap["leader"], last_error=error, stats=snap)  # fmt: skip
         except Exception as exc:
             self.log.debug("heartbeat: %s", exc)

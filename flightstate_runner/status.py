@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flightstate_core.gaps import gap_ids
+from flightstate_core.lease_identity import split_holder
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
@@ -28,9 +29,21 @@ def _leader(dsn: str, runners: list[dict[str, Any]]) -> dict[str, Any] | None:
     epoch, holder, unexpired = found
     active = bool(holder and unexpired)
     since = next((r["leader_since"] for r in runners
-                  if r["holder"] == holder and r["epoch"] == epoch), None)  # fmt: skip
-    return {"holder": holder if active else None, "epoch": epoch, "active": active,
-            "since": since if active else None}  # fmt: skip
+                  if r["lease_holder"] == holder and r["epoch"] == epoch), None)  # fmt: skip
+    name, instance = split_holder(holder) if active else (None, None)
+    return {"holder": name, "instance": instance, "lease_holder": holder if active else None,
+            "epoch": epoch, "active": active, "since": since if active else None}  # fmt: skip
+
+
+def _named(runners: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The heartbeats' holders (``name#instance``) as name and instance: operators see the
+    configured name; the instance tells two processes of one name apart."""
+    named = []
+    for runner in runners:
+        name, instance = split_holder(runner["holder"])
+        named.append({**runner, "holder": name, "instance": instance,
+                      "lease_holder": runner["holder"]})  # fmt: skip
+    return named
 
 
 _PARKED_LISTED = 20
@@ -97,14 +110,15 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
     lag = probes.inbox_lag(config, dsn, cursor)
     beat = probes.last_heartbeat(dsn)
     dead = probes.dead_messages(dsn, dead_limit)
-    runners = probes.live_runners(dsn)
+    runners = _named(probes.live_runners(dsn))
     leader = _leader(dsn, runners)
-    holder = leader["holder"] if leader else None
+    holder = leader["lease_holder"] if leader else None
     outbox = outbox_report(dsn)
     return {
         "leader": leader,
-        "standbys": [{"holder": r["holder"], "last_report": r["updated_at"]}
-                     for r in runners if r["holder"] != holder],
+        "standbys": [{"holder": r["holder"], "instance": r["instance"],
+                      "last_report": r["updated_at"]}
+                     for r in runners if r["lease_holder"] != holder],
         "inbox": {"table": config.inbox_table,
                   "kind": "mysql" if config.mysql_dsn else "postgresql",
                   "cursor": cursor, **lag.as_dict(), "gaps": gaps},
@@ -116,7 +130,7 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
         "outbox": outbox,
         "requests": requests,
         "last_error": (beat["last_error"] if beat else None) or parked_error(outbox),
-        "last_runner": beat,
+        "last_runner": _named([beat])[0] if beat else None,
         "config": config.describe(),
     }
 
@@ -124,8 +138,14 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
 def _leader_line(leader: dict[str, Any] | None) -> str:
     if leader is None or not leader["active"]:
         return "leader:   none (no live lease)"
-    return (f"leader:   {leader['holder']} (epoch {leader['epoch']}), since "
+    return (f"leader:   {_who(leader)} (epoch {leader['epoch']}), since "
             f"{leader['since'] or 'unknown (not a runner, or no heartbeat yet)'}")
+
+
+def _who(runner: dict[str, Any]) -> str:
+    """``name [instance abc123]`` (no instance: a holder of an older release)."""
+    instance = runner.get("instance")
+    return f"{runner['holder']} [instance {instance}]" if instance else str(runner["holder"])
 
 
 def _inbox_line(inbox: dict[str, Any]) -> str:
@@ -187,7 +207,7 @@ def render(report: dict[str, Any]) -> str:
     failing = report["backfill_failures"]
     lines = [
         _leader_line(report["leader"]),
-        "standby:  " + (", ".join(f"{s['holder']} (last report {s['last_report']})"
+        "standby:  " + (", ".join(f"{_who(s)} (last report {s['last_report']})"
                                   for s in report["standbys"]) or "none"),
         _inbox_line(report["inbox"]),
         *_head_failing_line(report["last_runner"]),

@@ -17,6 +17,7 @@ from attrs import define, field
 
 from flightstate_core.budget import ReadBudget
 from flightstate_core.errors import ConfigError, PermanentError
+from flightstate_core.lease_identity import instance_holder, new_instance
 from flightstate_core.ports import Inbox
 from flightstate_core.processor import ServiceProcessor
 from flightstate_core.pump import Backoff, Pump, PumpSettings
@@ -119,28 +120,35 @@ class Services:
                 close()
 
 
-def session_dsn(config: RunnerConfig, dsn: str) -> str:
+def session_dsn(config: RunnerConfig, dsn: str, instance: str | None = None) -> str:
     """*dsn* with the configured bounded waits (lock, idle-in-transaction and statement
-    timeouts, TCP keepalives) and ``application_name`` = the lease holder."""
+    timeouts, TCP keepalives) and ``application_name`` = the lease holder (with this
+    process's *instance*, as the lease row names it: a standby ends that instance's
+    sessions only)."""
     limits = SessionLimits(
         lock_timeout=config.db_lock_timeout,
         idle_in_transaction=config.db_idle_in_transaction_timeout,
         statement_timeout=config.db_statement_timeout,
         keepalive_idle=config.db_keepalive_idle,
     )
-    return with_session_limits(dsn, limits, application_name=holder_application_name(config.holder))
+    holder = config.holder if instance is None else instance_holder(config.holder, instance)
+    return with_session_limits(dsn, limits, application_name=holder_application_name(holder))
 
 
 def open_services(config: RunnerConfig, pg_dsn: str | None = None) -> Services:
     """Adapters on ``pg_dsn`` (default: the configured one, checked to be migrated) and the
     configured inbox; every PostgreSQL session carries the configured bounded waits
-    (``session_dsn``)."""
-    dsn = session_dsn(config, require_schema(pg_dsn or require(config, "pg_dsn", "this command")))
+    (``session_dsn``). The process gets a new lease instance id here: a second process with
+    the same holder name, or this one restarted, is another lease holder."""
+    instance = new_instance()
+    given = require_schema(pg_dsn or require(config, "pg_dsn", "this command"))
+    dsn = session_dsn(config, given, instance)
     # No NOTIFY: the runner's dispatcher is woken in-process by the pump's commits and
     # listens to nothing (build_dispatcher), so a NOTIFY per commit would be a round trip
     # and a commit-time lock on the server's notification queue for no reader.
     store = PgStore(dsn, config.core(), inbox_name=config.inbox_table, notify_channel=None)
-    return Services(config, dsn, store, _inbox(config, dsn), PgLeaderLease(dsn), PgOutbox(dsn))
+    lease = PgLeaderLease(dsn, instance=instance)
+    return Services(config, dsn, store, _inbox(config, dsn), lease, PgOutbox(dsn))
 
 
 def build_pump(

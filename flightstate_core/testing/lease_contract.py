@@ -6,7 +6,10 @@ PIPELINE_LOCK (epoch 0, no holder). The tests check what the pump and the fence 
 is refused while the lease is live; once it expired (TTL 0: at once, by the store's own
 clock) another holder takes over with a higher epoch and the old one is refused; a release
 hands over; epochs only ever increase; and a transaction at a stale epoch is fenced at
-``lock_pipeline`` while the current epoch passes.
+``lock_pipeline`` while the current epoch passes. Holders are told apart by name *and*
+instance (each handle is another instance, as another process or a restarted one): a
+second instance with the leader's name is refused, a new instance takes over at a higher
+epoch, and only the same instance renews at the same epoch.
 """
 
 # ruff: noqa: S101 - a pytest contract: assert
@@ -130,3 +133,41 @@ class LeaseContract:
             tx.lock_pipeline(new)
         with store.transaction() as tx:
             tx.lock_pipeline(None)
+
+    def test_a_second_instance_with_the_same_name_is_refused(
+        self, lease_harness: LeaseHarness
+    ) -> None:
+        first, twin = lease_harness.lease(), lease_harness.lease()
+        epoch = first.try_acquire("a", LONG)
+        assert epoch is not None
+        assert twin.try_acquire("a", LONG) is None  # same name, another process
+        assert twin.try_acquire("a", LONG) is None
+        twin.release("a")  # not the instance that leads: no effect
+        assert twin.try_acquire("a", LONG) is None
+        assert first.try_acquire("a", LONG) == epoch  # the leading instance renews
+
+    def test_a_new_instance_with_the_same_name_leads_at_a_higher_epoch(
+        self, lease_harness: LeaseHarness
+    ) -> None:
+        old, restarted = lease_harness.lease(), lease_harness.lease()
+        expired = old.try_acquire("a", EXPIRED)  # then the process dies
+        assert expired is not None
+        taken = restarted.try_acquire("a", LONG)
+        assert taken is not None
+        assert taken > expired  # a restarted pump must not pass for its old self
+        assert old.try_acquire("a", LONG) is None
+        restarted.release("a")  # a graceful stop, then another restart
+        again = lease_harness.lease().try_acquire("a", LONG)
+        assert again is not None
+        assert again > taken
+
+    def test_the_same_instance_renewing_keeps_its_epoch_and_stays_fenced_in(
+        self, lease_harness: LeaseHarness
+    ) -> None:
+        lease, twin = lease_harness.lease(), lease_harness.lease()
+        epoch = lease.try_acquire("a", LONG)
+        assert epoch is not None
+        assert twin.try_acquire("a", LONG) is None
+        assert lease.try_acquire("a", LONG) == epoch
+        with lease_harness.store.transaction() as tx:  # the leader's epoch passes the fence
+            tx.lock_pipeline(epoch)

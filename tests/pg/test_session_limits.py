@@ -10,7 +10,7 @@ from psycopg.conninfo import conninfo_to_dict
 from flightstate_core.errors import ConfigError, TransientError
 from flightstate_pg._errors import classify, translated
 from flightstate_pg._pool import SimplePool
-from flightstate_pg.session import SessionLimits, with_session_limits
+from flightstate_pg.session import SessionLimits, holder_application_name, with_session_limits
 
 pytestmark = pytest.mark.pg
 
@@ -28,6 +28,19 @@ def test_every_limit_reaches_the_server(pg_dsn: str) -> None:
     params = conninfo_to_dict(dsn)
     assert (params["keepalives"], params["keepalives_idle"], params["keepalives_count"]) == (
         "1", "8", "3")
+
+
+def test_a_long_holder_name_is_cut_never_its_instance(pg_dsn: str) -> None:
+    """The lease finds an expired *instance's* sessions by application_name (63 bytes kept
+    by the server): two instances of one long name must still differ there."""
+    first, second = (holder_application_name("h" * 80 + "#" + str(n) * 12) for n in (1, 2))
+    assert first.endswith("#111111111111")
+    assert first != second
+    assert len(first.encode()) == 63
+    dsn = with_session_limits(pg_dsn, SessionLimits(), application_name=first)
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SHOW application_name").fetchone() == (first,)
+    assert holder_application_name("pump-1") == "flightstate pump-1"  # no instance: as given
 
 
 def test_options_in_the_dsn_win(pg_dsn: str) -> None:

@@ -17,6 +17,7 @@ import psycopg
 import pytest
 
 import flightstate_pg
+from flightstate_core.lease_identity import split_holder
 from flightstate_core.traffic import generate_day
 from flightstate_testing.mariadb_server import PrivateMariaDB
 from tests.fixtures import mysql, postgres
@@ -157,7 +158,7 @@ def _lease_holder(pg: str) -> str | None:
         row = conn.execute(
             "SELECT HOLDER FROM PIPELINE_LOCK WHERE LOCK_NAME = 'pipeline'"
         ).fetchone()
-    return None if row is None else row[0]
+    return None if row is None else split_holder(row[0])[0]  # the name, not its instance
 
 
 def test_pg_backend_terminated_and_mariadb_restarted_mid_run(

@@ -15,6 +15,7 @@ import pytest
 from flightstate_core import service
 from flightstate_core.config import CoreConfig
 from flightstate_core.errors import LeadershipLost
+from flightstate_core.lease_identity import split_holder
 from flightstate_core.ports import LeaderLease, StateStore
 from flightstate_core.records import InboxRow
 from flightstate_core.testing.lease_contract import LeaseContract, LeaseHarness
@@ -30,7 +31,8 @@ def test_first_acquire_leads_and_renewal_keeps_epoch(migrated_pg: str) -> None:
     epoch = lease.try_acquire("a", 30)
     assert epoch is not None
     assert lease.try_acquire("a", 30) == epoch
-    assert lease.status() == (epoch, "a", True)
+    assert lease.status() == (epoch, lease.stored_holder("a"), True)
+    assert split_holder(lease.stored_holder("a")) == ("a", lease.instance)
 
 
 def test_other_holder_waits_while_lease_is_live(migrated_pg: str) -> None:
@@ -47,7 +49,7 @@ def test_takeover_after_expiry_bumps_epoch_and_fences_old_holder(migrated_pg: st
     new = second.try_acquire("b", 30)
     assert new == old + 1
     assert first.try_acquire("a", 30) is None
-    assert lease_holder(second) == "b"
+    assert lease_holder(second) == second.stored_holder("b")
 
 
 def test_renewing_an_expired_lease_nobody_took_keeps_epoch(migrated_pg: str) -> None:

@@ -6,13 +6,15 @@ from collections.abc import Callable
 
 import pytest
 
+from flightstate_core.lease_identity import InstanceLease
 from flightstate_core.memory import MemoryStore
 from flightstate_core.ports import LeaderLease, StateStore
 from flightstate_core.testing.lease_contract import LeaseContract, LeaseHarness
 
 
 class MemoryLeaseHarness:
-    """The memory store is its own lease: every handle is the store."""
+    """The memory store is its own lease: every handle wraps the store (``InstanceLease``:
+    each handle is another instance, as another process would be)."""
 
     def __init__(self, store: MemoryStore, wrap: Callable[[MemoryStore], LeaderLease]) -> None:
         self._store = store
@@ -31,7 +33,7 @@ class TestMemoryLeaseContract(LeaseContract):
 
     @pytest.fixture
     def lease_harness(self) -> LeaseHarness:
-        return MemoryLeaseHarness(MemoryStore(), lambda store: store)
+        return MemoryLeaseHarness(MemoryStore(), InstanceLease)
 
 
 class GreedyLease:
@@ -78,3 +80,16 @@ def test_the_contract_fails_a_lease_whose_takeover_keeps_the_epoch() -> None:
     ):
         with pytest.raises((AssertionError, pytest.fail.Exception)):
             test(broken(UnfencedLease))
+
+
+def test_the_contract_fails_a_lease_that_knows_its_holders_by_name_only() -> None:
+    """The lease before instance ids: a twin with the leader's name "renewed" its lease and
+    led too, and a restarted process continued its predecessor's epoch."""
+    contract = LeaseContract()
+    for test in (
+        contract.test_a_second_instance_with_the_same_name_is_refused,
+        contract.test_a_new_instance_with_the_same_name_leads_at_a_higher_epoch,
+        contract.test_the_same_instance_renewing_keeps_its_epoch_and_stays_fenced_in,
+    ):
+        with pytest.raises(AssertionError):
+            test(broken(lambda store: store))

@@ -67,14 +67,14 @@ def _wait_until_holding(dsn: str) -> None:
 
 
 def test_standby_ends_a_holder_frozen_inside_a_pipeline(migrated_pg: str) -> None:
-    frozen_app = holder_application_name("a")
     first, second = PgLeaderLease(_dsn(migrated_pg)), PgLeaderLease(_dsn(migrated_pg))
+    frozen_app = holder_application_name(first.stored_holder("a"))
     old = first.try_acquire("a", 0)  # expired at once
     assert old is not None
     with _holding_in_pipeline(_dsn(migrated_pg, frozen_app)) as frozen:
         _wait_until_holding(migrated_pg)
         assert second.try_acquire("b", 30) == old + 1
-        assert second.status() == (old + 1, "b", True)
+        assert second.status() == (old + 1, second.stored_holder("b"), True)
         assert _session_count(migrated_pg, frozen_app) == 0
         with pytest.raises(psycopg.OperationalError):
             # Its transaction is gone, never to commit. In pipeline mode ``execute`` only
@@ -85,8 +85,8 @@ def test_standby_ends_a_holder_frozen_inside_a_pipeline(migrated_pg: str) -> Non
 
 
 def test_standby_ends_a_holder_idle_after_sync(migrated_pg: str) -> None:
-    frozen_app = holder_application_name("a")
     first, second = PgLeaderLease(_dsn(migrated_pg)), PgLeaderLease(_dsn(migrated_pg))
+    frozen_app = holder_application_name(first.stored_holder("a"))
     old = first.try_acquire("a", 0)
     assert old is not None
     with psycopg.connect(_dsn(migrated_pg, frozen_app)) as frozen:
@@ -106,13 +106,32 @@ def test_sessions_named_otherwise_are_left_alone(migrated_pg: str) -> None:
         with pytest.raises(TransientError, match="55P03"):
             second.try_acquire("b", 30)
         assert _session_count(migrated_pg, "someone else") == 1
-    assert second.status() == (old, "a", False)
+    assert second.status() == (old, first.stored_holder("a"), False)
+
+
+def test_sessions_of_another_instance_with_the_same_name_are_left_alone(
+    migrated_pg: str,
+) -> None:
+    """Only the expired *instance's* sessions are ended: a session of another process
+    started with the same holder name (another instance) may hold the row, and is left."""
+    expired, twin = PgLeaderLease(_dsn(migrated_pg)), PgLeaderLease(_dsn(migrated_pg))
+    standby = PgLeaderLease(_dsn(migrated_pg))
+    twin_app = holder_application_name(twin.stored_holder("a"))
+    assert twin_app != holder_application_name(expired.stored_holder("a"))
+    old = expired.try_acquire("a", 0)
+    assert old is not None
+    with _holding_in_pipeline(_dsn(migrated_pg, twin_app)):
+        _wait_until_holding(migrated_pg)
+        with pytest.raises(TransientError, match="55P03"):
+            standby.try_acquire("b", 30)
+        assert _session_count(migrated_pg, twin_app) == 1
+    assert standby.status() == (old, expired.stored_holder("a"), False)
 
 
 def test_a_live_holder_is_never_ended(migrated_pg: str) -> None:
     """An unexpired lease: the standby does not even queue for the row."""
-    live_app = holder_application_name("a")
     first, second = PgLeaderLease(_dsn(migrated_pg)), PgLeaderLease(_dsn(migrated_pg))
+    live_app = holder_application_name(first.stored_holder("a"))
     epoch = first.try_acquire("a", 30)
     with _holding_in_pipeline(_dsn(migrated_pg, live_app)):
         _wait_until_holding(migrated_pg)
@@ -124,8 +143,8 @@ def test_a_live_holder_is_never_ended(migrated_pg: str) -> None:
 def test_idle_sessions_of_the_expired_holder_are_left_alone(migrated_pg: str) -> None:
     """Only sessions inside a transaction that has an xid can hold the row; a session of
     the expired holder outside any transaction is not ended."""
-    frozen_app = holder_application_name("a")
     first, second = PgLeaderLease(_dsn(migrated_pg)), PgLeaderLease(_dsn(migrated_pg))
+    frozen_app = holder_application_name(first.stored_holder("a"))
     old = first.try_acquire("a", 0)
     assert old is not None
     with psycopg.connect(_dsn(migrated_pg, frozen_app), autocommit=True) as idle, \
@@ -152,12 +171,14 @@ def test_a_standby_not_allowed_to_end_it_keeps_waiting(
         second = PgLeaderLease(make_conninfo(**weak))
         old = first.try_acquire("a", 0)
         assert old is not None
-        with _holding_in_pipeline(_dsn(migrated_pg, holder_application_name("a"))):
+        frozen_app = holder_application_name(first.stored_holder("a"))
+        with _holding_in_pipeline(_dsn(migrated_pg, frozen_app)):
             _wait_until_holding(migrated_pg)
             with caplog.at_level("WARNING"), pytest.raises(TransientError, match="55P03"):
                 second.try_acquire("b", 30)
-            assert _session_count(migrated_pg, holder_application_name("a")) == 1
-        assert "no session of expired holder 'a' could be ended" in caplog.text
+            assert _session_count(migrated_pg, frozen_app) == 1
+        expired = first.stored_holder("a")
+        assert f"no session of expired holder {expired!r} could be ended" in caplog.text
         second.close()
     finally:
         with psycopg.connect(migrated_pg, autocommit=True) as admin:

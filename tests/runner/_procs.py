@@ -16,8 +16,10 @@ import psycopg
 from confluent_kafka import Message
 
 from flightstate_core.config import CoreConfig
+from flightstate_core.lease_identity import instance_holder, split_holder
 from flightstate_core.wire import wire
 from flightstate_pg import PgStore
+from flightstate_pg.session import holder_application_name
 from flightstate_runner.config import load_config
 from flightstate_runner.status import collect
 from tests.fixtures.kafka import read_topic
@@ -34,20 +36,39 @@ def ok(*args: str, env: Mapping[str, str]) -> str:
 class RunnerProc:
     """``run --holder NAME`` in the background, stderr (JSON lines) to a file."""
 
-    def __init__(self, env: Mapping[str, str], holder: str, tmp: Path, *args: str) -> None:
+    def __init__(self, env: Mapping[str, str], holder: str, tmp: Path, *args: str,
+                 log_name: str | None = None) -> None:  # fmt: skip
+        """*log_name*: the log file's name (default from *holder*; give processes that
+        share a holder name their own)."""
         self.holder = holder
-        self.log_path = tmp / f"runner-{holder}.log"
+        self.log_path = tmp / f"runner-{log_name or holder}.log"
         with self.log_path.open("w") as log_file:
             self.proc = subprocess.Popen(
                 runner_argv("run", "--holder", holder, *args), env=clean_env(env),
                 stdout=subprocess.DEVNULL, stderr=log_file, cwd=REPO,
             )  # fmt: skip
         self.frozen = False
+        self._instance: str | None = None
+
+    @property
+    def instance(self) -> str:
+        """Its lease instance id, from its log (waits for the line once)."""
+        found: list[str] = []
+
+        def logged() -> bool:
+            found.extend(line["instance"] for line in self.lines()
+                         if line.get("event") == "instance")  # fmt: skip
+            return bool(found)
+
+        if self._instance is None:
+            wait_for(logged, 60, f"{self.holder}'s instance line")
+            self._instance = found[0]
+        return self._instance
 
     @property
     def app(self) -> str:
-        """Its sessions' application_name."""
-        return f"flightstate {self.holder}"
+        """Its sessions' application_name (the lease row's ``name#instance``)."""
+        return holder_application_name(instance_holder(self.holder, self.instance))
 
     def freeze(self) -> None:
         os.kill(self.proc.pid, signal.SIGSTOP)
@@ -59,6 +80,11 @@ class RunnerProc:
 
     def wait(self, timeout: float) -> int:
         return self.proc.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        """SIGKILL (no release: its lease stays until it expires) and reap it."""
+        self.proc.kill()
+        self.proc.wait(timeout=60)
 
     def stop(self) -> int:
         """SIGCONT + SIGTERM, wait; SIGKILL if it does not end (the test fails then)."""
@@ -102,9 +128,9 @@ def lease(dsn: str) -> tuple[int, str | None, bool]:
 
 
 def leader(dsn: str) -> str | None:
-    """The holder of a live lease, or None."""
+    """The holder name of a live lease (without its instance), or None."""
     _, holder, live = lease(dsn)
-    return holder if live else None
+    return split_holder(holder)[0] if live else None
 
 
 def status(env: Mapping[str, str]) -> dict[str, Any]:

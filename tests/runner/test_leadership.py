@@ -18,6 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from flightstate_core.lease_identity import split_holder
 from flightstate_runner.config import load_config
 from tests.fixtures.util import unique_name
 from tests.runner._procs import (
@@ -198,9 +199,11 @@ def _backend_gone(dsn: str, pid: int) -> bool:
     return row == (0,)
 
 
-def _heartbeats(dsn: str) -> set[str]:
+def _heartbeats(dsn: str) -> set[str | None]:
+    """The holder names (without their instance) that wrote a heartbeat."""
     with psycopg.connect(dsn, autocommit=True) as conn:
-        return {row[0] for row in conn.execute("SELECT holder FROM runner_heartbeat")}
+        return {split_holder(row[0])[0]
+                for row in conn.execute("SELECT holder FROM runner_heartbeat")}  # fmt: skip
 
 
 def _count_epoch(bootstrap: str, env: dict[str, str], epoch: int) -> int:

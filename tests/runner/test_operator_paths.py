@@ -274,6 +274,7 @@ def test_standby_says_who_leads_and_status_lists_it(
                if '"event": "leading"' in line]  # fmt: skip
     assert leading
     assert leading[0]["epoch"] == leader["epoch"]
+    assert leading[0]["instance"] == leader["instance"]
 
     beta_log = _start("beta", env, tmp_path, runners)
     line = _wait_for(lambda: next((json.loads(x) for x in beta_log.read_text().splitlines()
@@ -283,10 +284,12 @@ def test_standby_says_who_leads_and_status_lists_it(
 
     report = _wait_for(lambda: (s := status())["standbys"] and s, "beta in status")
     assert [s["holder"] for s in report["standbys"]] == ["beta"]
+    assert report["standbys"][0]["instance"] == line["instance"]
     assert report["leader"]["holder"] == "alpha"
     text = _ok("status", env=env).stdout
-    assert f"leader:   alpha (epoch {leader['epoch']}), since {leader['since']}" in text
-    assert re.search(r"^standby:  beta \(last report ", text, re.M)
+    assert (f"leader:   alpha [instance {leader['instance']}] (epoch {leader['epoch']}), "
+            f"since {leader['since']}") in text
+    assert re.search(r"^standby:  beta \[instance [0-9a-f]{12}\] \(last report ", text, re.M)
 
     for proc, _log in runners:
         proc.terminate()
