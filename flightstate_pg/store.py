@@ -19,6 +19,7 @@ import psycopg
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import Outcome
 from flightstate_core.errors import FlightstateError
+from flightstate_core.layout import DETAIL_TABLES, MAIN_TABLE
 from flightstate_core.records import BackfillIntent, GapRange
 from flightstate_core.state import FlightState
 from flightstate_core.unit_of_work import locked_transaction
@@ -69,6 +70,15 @@ _PROBE: Final = (
 )
 #: Seconds the probe may take to connect and to run (libpq's connect_timeout minimum is 2).
 PROBE_TIMEOUT_S: Final = 2
+#: The tables every message writes, taken in the mode its writes take them (and released
+#: at once by the rollback). A table lock on one of them (a long ALTER TABLE, a LOCK TABLE
+#: by hand) stops every message alike: that is the store's trouble, so the probe fails and
+#: no head message spends its retry budget on it. A row lock on one flight (a forgotten
+#: session) does not conflict with this mode: the probe answers, and the budget counts.
+_WRITTEN_TABLES: Final = (MAIN_TABLE, *DETAIL_TABLES, "MSG_EVENT", "PROC_STATE")
+_LOCK_PROBE: Final = (  # layout constants only, never input
+    f"LOCK TABLE {', '.join(_WRITTEN_TABLES)} IN ROW EXCLUSIVE MODE"
+)
 
 
 class PgStore:
@@ -208,7 +218,8 @@ class PgStore:
     # ------------------------------------------------------------------ StoreHealth
 
     def ping(self) -> bool:
-        """Whether the store answers ``_PROBE`` within ``PROBE_TIMEOUT_S`` (connect, then
+        """Whether the store answers ``_PROBE`` and can take its tables' write locks
+        (``_LOCK_PROBE``) within ``PROBE_TIMEOUT_S`` each (connect, then
         run), on a session of its own: a new short-lived one on the store's DSN (neither
         the writer's session nor a stale pooled one answers for the server); on a lent
         pool, one of its connections. Never raises."""
@@ -216,10 +227,10 @@ class PgStore:
             with translated():
                 if self._dsn is None:
                     with self._source.connection() as conn:
-                        return _answers(prepare(conn), local=True)
+                        return _answers(prepare(conn))
                 with psycopg.connect(self._dsn, autocommit=True,
                                      connect_timeout=PROBE_TIMEOUT_S) as conn:  # fmt: skip
-                    return _answers(conn, local=False)
+                    return _answers(conn)
         except FlightstateError:
             return False
 
@@ -249,18 +260,20 @@ class PgStore:
         return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
 
-def _answers(conn: Conn, *, local: bool) -> bool:
-    """``_PROBE`` under a statement timeout (``local``: inside a transaction, so a lent
-    pooled session keeps its own setting)."""
+def _answers(conn: Conn) -> bool:
+    """``_PROBE`` and ``_LOCK_PROBE`` in one transaction that is rolled back, under a
+    statement and a lock timeout set for that transaction only (a lent pooled session keeps
+    its own settings)."""
     timeout = f"{PROBE_TIMEOUT_S * 1000}"
-    if local:
-        conn.execute("BEGIN")
-        conn.execute("SELECT set_config('statement_timeout', %s, true)", (timeout,))
-    else:
-        conn.execute("SELECT set_config('statement_timeout', %s, false)", (timeout,))
-    row = conn.execute(_PROBE).fetchone()
-    if local:
-        conn.execute("COMMIT")
+    conn.execute("BEGIN")
+    try:
+        conn.execute("SELECT set_config('statement_timeout', %s, true), "
+                     "set_config('lock_timeout', %s, true)", (timeout, timeout))  # fmt: skip
+        row = conn.execute(_PROBE).fetchone()
+        if row == (True,):
+            conn.execute(_LOCK_PROBE)
+    finally:
+        _quiet_rollback(conn)
     return row == (True,)
 
 

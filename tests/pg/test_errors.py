@@ -99,6 +99,28 @@ def test_ping_answers_while_the_server_does(fresh_pg: str) -> None:
     assert unreachable.ping() is False
 
 
+def test_ping_fails_while_a_table_every_message_writes_is_locked(fresh_pg: str) -> None:
+    """A table lock (a long ALTER TABLE, a LOCK TABLE by hand) stops every message alike:
+    the probe says the store is not healthy, so no head message spends its retry budget on
+    it; a row lock on one flight (the stuck-message case) leaves it healthy."""
+    store = PgStore(fresh_pg)
+    try:
+        for table in ("FLIGHT_SCHD", "FLIGHT_GATE", "MSG_EVENT", "PROC_STATE"):
+            with psycopg.connect(fresh_pg) as holder:
+                holder.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(
+                    sql.Identifier(table.lower())))
+                assert store.ping() is False, table
+            assert store.ping() is True, table
+        with store.transaction() as tx:
+            tx.lock_pipeline(0)
+            tx.save(processed(1, flight("15")))
+        with psycopg.connect(fresh_pg) as holder:
+            holder.execute("SELECT 1 FROM FLIGHT_SCHD WHERE FLID = '15' FOR UPDATE")
+            assert store.ping() is True
+    finally:
+        store.close()
+
+
 def test_a_read_only_store_is_not_healthy_and_its_error_is_store_wide(fresh_pg: str) -> None:
     """A database that answers but takes no write (as a standby after a failover) is not
     healthy, and its 25006 is never counted against a message."""
