@@ -233,7 +233,7 @@ def _render_rest() -> dict[str, Any]:
         "backfill_backlog": 0,
         "backfill_failures": {"failing": 0, "max_attempts": 0, "last_error": None},
         "requests": {"open": 0, "answered": 0, "failed": 0, "unsolicited": 0, "requests": []},
-        "last_error": None,
+        "last_error": None, "last_runner": None,
         "inbox": {"table": "t", "kind": "postgresql", "cursor": None, "lag": 0,
                   "head_id": None, "head_age_s": None,
                   "gaps": {"open": 0, "open_ids": 0, "oldest_age_s": None, "late_rows": 0,
