@@ -21,7 +21,7 @@ from attrs import frozen
 from flightstate_core.errors import PermanentError
 from flightstate_core.gaps import gaps_after, touches_gaps
 from flightstate_core.layout import DETAIL_TABLES, DetailTable
-from flightstate_core.provenance import encode as encode_provenance
+from flightstate_core.provenance import encode_raised
 from flightstate_core.records import GapRange, ProcessedMessage, SnapLogEntry
 from flightstate_core.state import FlightState
 from flightstate_core.write_plan.validation import validate
@@ -101,8 +101,9 @@ def final_states(batch: Iterable[ProcessedMessage]) -> list[FlightState]:
 
 
 def stamp_texts(plan: WritePlan) -> list[tuple[str, str | None]]:
-    """(FLID, PROVENANCE text) of each stamps-only flight of a plan."""
-    return [(state.flid, encode_provenance(state.provenance)) for state in plan.stamps]
+    """(FLID, PROVENANCE text) of each stamps-only flight of a plan (a text whose length
+    differs from the one it replaces: ``provenance.encode_raised``)."""
+    return [(state.flid, encode_raised(state.provenance)) for state in plan.stamps]
 
 
 def check_intent(processed: ProcessedMessage) -> None:

@@ -19,8 +19,10 @@ from flightstate_core.provenance import (
     decode,
     describe,
     encode,
+    encode_raised,
     item_key,
     stamp,
+    stored_text,
 )
 from flightstate_core.state import FlightState
 from flightstate_core.testing.histories import collection_items, flop, item, record, schedule
@@ -289,3 +291,20 @@ def test_a_change_carries_its_stamps_in_the_new_state_not_as_stamps_only() -> No
     change = run(current, schedule("ADFT", both), mid=12)
     assert change.stamped == {}
     assert change.states["W2_0"].provenance == {"STND": 12, "ACFT": 12}
+
+
+def test_a_stamps_only_text_never_keeps_the_length_of_the_text_it_replaces() -> None:
+    """The PostgreSQL writer's cache validates a state by its version and PROVENANCE's
+    length, so a stamps-only write appends where a rewrite would keep the length."""
+    old = "[" + ",".join(f'[{mid},"A"]' for mid in range(1, 19)) + "]"  # 17 overwritten
+    keys = ["A", *(f"Bx{n}" for n in range(22))]
+    assert len(encode(stamp(decode(old), keys, 19)) or "") == len(old)  # a rewrite would
+    raised = stamp(decode(old), keys, 19)
+    text = encode_raised(raised) or ""
+    assert len(text) > len(old)
+    assert text.startswith(old[:-1])
+    assert decode(text) == dict.fromkeys(keys, 19)
+    assert stored_text(raised) == text  # remembered as written: the next save appends to it
+    again = stamp(raised, ["A"], 20)
+    assert len(encode_raised(again) or "") != len(text)
+    assert decode(encode(again)) == {**dict.fromkeys(keys, 19), "A": 20}
