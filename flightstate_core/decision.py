@@ -70,10 +70,15 @@ class DecisionContext:
 
 @frozen
 class Decision:
-    """Next states of the flights that changed, the events to write, and the outcome."""
+    """Next states of the flights that changed, the events to write, and the outcome.
+
+    ``stamped``: flights whose content the message did not change but whose provenance it
+    raised (a re-sent value), as stored with only the new provenance: same version, audit
+    fields and no event (docs/design.md, "Late rows and provenance")."""
 
     outcome: Outcome
     reason: str | None = None
     states: Mapping[str, FlightState] = field(factory=dict)
     events: tuple[OutboxEvent, ...] = ()
     notes: tuple[str, ...] = ()
+    stamped: Mapping[str, FlightState] = field(factory=dict)

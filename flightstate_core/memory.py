@@ -134,6 +134,7 @@ class MemoryTransaction:
         if proc.message_id in tables.procs:
             raise PermanentError(f"PROC_STATE for message {proc.message_id} already exists")
         tables.flights.update(processed.states)
+        tables.flights.update(processed.stamped)  # provenance only, same version
         for event in processed.events:
             record = OutboxRecord(
                 tables.next_event_id, event.topic, event.key, event.payload, event.flid,

@@ -229,4 +229,5 @@ def build_processed(
         cursor=row.message_id,
         snap_log=_snap_log(row, message, decision) if message is not None else None,
         opens_gaps=row.gaps_below,
+        stamped=decision.stamped,
     )

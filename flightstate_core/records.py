@@ -105,6 +105,8 @@ class ProcessedMessage:
     cursor: int | None = None  # new INBOX_CURSOR value (the message id)
     snap_log: SnapLogEntry | None = None
     opens_gaps: tuple[GapRange, ...] = ()  # open gaps to store with this message's cursor
+    # Unchanged flights whose provenance the message raised (``Decision.stamped``).
+    stamped: Mapping[str, FlightState] = field(factory=dict)
 
 
 @frozen

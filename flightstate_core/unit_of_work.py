@@ -330,7 +330,7 @@ def _decide_all(
         results.append(
             build_processed(item.row, item.decoded, decision, now=now, attempts=item.attempts)
         )
-        for flid, state in decision.states.items():
+        for flid, state in (*decision.states.items(), *decision.stamped.items()):
             overlay.put(flid, state)
         done.add(item.row.message_id)
     return results, None

@@ -254,6 +254,13 @@ FLIGHT_SELECT: Final = _stmt(
     f"SELECT {_select_list(_MAIN, _MAIN_READ)} FROM FLIGHT_SCHD WHERE FLID IN {_IN_LIST}",
 )
 FLIGHT_MERGE: Final = _merge(_MAIN, ("FLID",), "flight_merge")
+#: A re-send raised stamps without changing content: PROVENANCE alone, no version, no
+#: UPDATED_AT ("Late rows and provenance" in docs/design.md).
+FLIGHT_STAMPS: Final = _stmt(
+    "flight_stamps",
+    "UPDATE FLIGHT_SCHD SET PROVENANCE = :PROVENANCE WHERE FLID = :FLID",
+    _typed_binds(_MAIN, ("PROVENANCE",)),
+)
 CODESHARE_SELECT: Final = _stmt(
     "codeshare_select", f"SELECT FLID FROM FLIGHT_SCHD WHERE MAID IN {_IN_LIST} ORDER BY FLID"
 )

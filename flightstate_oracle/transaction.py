@@ -196,6 +196,7 @@ class OracleTransaction:
             inbox_name=self._inbox_name,
         )
         self._known.update(processed.states)
+        self._known.update(processed.stamped)
 
     @_guarded
     def get_procs(self, message_ids: Collection[int]) -> set[int]:
@@ -246,6 +247,7 @@ class OracleTransaction:
         )  # fmt: skip
         for processed in batch:
             self._known.update(processed.states)
+            self._known.update(processed.stamped)
 
 
 def duplicate_params(keys: Sequence[DuplicateKey]) -> dict[str, object]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from zoneinfo import ZoneInfo
 
+import attrs
 import oracledb
 from attrs import frozen
 
@@ -24,7 +25,13 @@ from flightstate_core.errors import PermanentError
 from flightstate_core.gaps import late_count
 from flightstate_core.records import GapRange, ProcessedMessage
 from flightstate_core.state import FlightState
-from flightstate_core.write_plan import WRITE_STEPS, DetailChange, gaps_to_write, run_steps
+from flightstate_core.write_plan import (
+    WRITE_STEPS,
+    DetailChange,
+    gaps_to_write,
+    run_steps,
+    stamp_texts,
+)
 from flightstate_core.write_plan import plan_writes as plan_of
 from flightstate_oracle import sql
 from flightstate_oracle.db import merge_many, query, run, run_many
@@ -62,6 +69,7 @@ class WritePlan:
     cursor: int | None
     snaps: list[Row]
     touches_gaps: bool = False
+    stamps: list[Row] = attrs.field(factory=list)
 
 
 def _detail_binds(
@@ -91,6 +99,7 @@ def plan_writes(
         cursor=plan.cursor,
         snaps=[snap_row(p.snap_log) for p in batch if p.snap_log is not None],
         touches_gaps=plan.touches_gaps,
+        stamps=[{"FLID": flid, "PROVENANCE": text} for flid, text in stamp_texts(plan)],
     )
 
 
@@ -104,6 +113,7 @@ class _Steps:
 
     def flights(self) -> None:
         merge_many(self._conn, sql.FLIGHT_MERGE, self._plan.mains)
+        run_many(self._conn, sql.FLIGHT_STAMPS, self._plan.stamps)
 
     def details(self, table: str) -> None:
         deletes, rows = self._plan.details[table]

@@ -4,8 +4,11 @@ Why: the pump re-reads the flights each batch touches, and assembling a flight f
 tables costs more than deciding it. The pipeline lock makes the pump the only writer while
 it holds the lock, so a state it committed stays current until someone else writes the
 row. Every writer in this package either bumps STATE_VERSION (with a new UPDATED_AT and
-LAST_MESSAGE_ID) or deletes the row, so a cached state is used only when the row, read
-inside the lock, still carries exactly the cached stamp; otherwise it is read again.
+LAST_MESSAGE_ID) or deletes the row, or writes PROVENANCE alone (a re-send raising its
+keys' stamps, "Late rows and provenance" in docs/design.md) with a text of another byte
+length (``provenance.encode_raised``). So a cached state is used only when the row, read
+inside the lock, still carries exactly the cached stamp, PROVENANCE's length included
+(``octet_length`` reads the stored size, without detoasting); otherwise it is read again.
 
 An edit made by hand in SQL that keeps all three stamp columns would not be seen: such
 edits must bump STATE_VERSION (or the pump must be restarted). ``state_cache_size=0``
@@ -21,19 +24,23 @@ from typing import Any, Final
 
 import psycopg
 
+from flightstate_core.provenance import stored_text
 from flightstate_core.state import FlightState
 
 __all__ = ["STAMPS", "StateCache"]
 
-Stamp = tuple[int, datetime | None, int | None]
+Stamp = tuple[int, datetime | None, int | None, int | None]
 STAMPS: Final = (
-    "SELECT FLID, STATE_VERSION, UPDATED_AT, LAST_MESSAGE_ID FROM FLIGHT_SCHD "
-    "WHERE FLID = ANY(%b)"
+    "SELECT FLID, STATE_VERSION, UPDATED_AT, LAST_MESSAGE_ID, octet_length(PROVENANCE) "
+    "FROM FLIGHT_SCHD WHERE FLID = ANY(%b)"
 )
 
 
 def _stamp(state: FlightState) -> Stamp:
-    return (state.version, state.updated_at, state.last_message_id)
+    """The stamp of a state as its row holds it (its PROVENANCE text as last written)."""
+    text = stored_text(state.provenance)
+    octets = None if text is None else len(text.encode())
+    return (state.version, state.updated_at, state.last_message_id, octets)
 
 
 class StateCache:
@@ -41,7 +48,7 @@ class StateCache:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._states: OrderedDict[str, FlightState] = OrderedDict()
+        self._states: OrderedDict[str, tuple[FlightState, Stamp]] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
@@ -60,11 +67,11 @@ class StateCache:
         all, from their stamp rows (``STAMPS`` over ``flids``)."""
         found: dict[str, FlightState] = {}
         absent = set(flids)
-        for flid, version, updated, message in rows:
+        for flid, version, updated, message, octets in rows:
             absent.discard(flid)
-            state = self._states.get(flid)
-            if state is not None and _stamp(state) == (version, updated, message):
-                found[flid] = state
+            cached = self._states.get(flid)
+            if cached is not None and cached[1] == (version, updated, message, octets):
+                found[flid] = cached[0]
                 self._states.move_to_end(flid)
         self.hits += len(found)
         self.misses += len(flids) - len(found)
@@ -75,7 +82,7 @@ class StateCache:
         if self.size <= 0:
             return
         for state in states:
-            self._states[state.flid] = state
+            self._states[state.flid] = (state, _stamp(state))
             self._states.move_to_end(state.flid)
         while len(self._states) > self.size:
             self._states.popitem(last=False)

@@ -42,7 +42,8 @@ class UnitReads:
     duplicates: tuple[frozenset[tuple[str, str]], DuplicateRows] | None
     codeshares: tuple[frozenset[str], list[tuple[str, str]]] | None
     floors: tuple[frozenset[str], dict[str, int]] | None
-    #: (FLID, STATE_VERSION, UPDATED_AT, LAST_MESSAGE_ID) of the probed FLIDs that exist.
+    #: (FLID, STATE_VERSION, UPDATED_AT, LAST_MESSAGE_ID, octet_length(PROVENANCE)) of the
+    #: probed FLIDs that exist (``_cache.STAMPS``).
     stamps: list[tuple[Any, ...]]
 
     def take_procs(self, asked: Collection[int]) -> set[int] | None:
@@ -90,7 +91,8 @@ _UNIT: Final = (
     "UNION ALL SELECT 2, IDENTITY_KEY, PAYLOAD_DIGEST, MESSAGE_ID, NULL, DTTM FROM PROC_STATE "
     "WHERE STATUS = 'SUCCEEDED' AND (IDENTITY_KEY, PAYLOAD_DIGEST) IN "
     "(SELECT * FROM unnest(%(keys)s::text[], %(digests)s::text[])) "
-    "UNION ALL SELECT 3, FLID, NULL, LAST_MESSAGE_ID, STATE_VERSION, UPDATED_AT "
+    "UNION ALL SELECT 3, FLID, octet_length(PROVENANCE)::text, LAST_MESSAGE_ID, STATE_VERSION, "
+    "UPDATED_AT "
     "FROM FLIGHT_SCHD WHERE FLID = ANY(%(probe)s::text[]) "
     "UNION ALL SELECT 4, FLID, NULL, NULL, MAX(STATE_VERSION), NULL FROM FLIGHT_SCHD_HIST "
     "WHERE FLID = ANY(%(probe)s::text[]) GROUP BY FLID "
@@ -121,7 +123,8 @@ def read_unit(
         elif kind == _DUPLICATE:
             dups.append((text_a, text_b, number, at))
         elif kind == _STAMP:
-            stamps.append((text_a, int(version), at, number))
+            octets = None if text_b is None else int(text_b)  # PROVENANCE's length
+            stamps.append((text_a, int(version), at, number, octets))
         elif kind == _FLOOR:
             floors[str(text_a)] = int(version)
         else:

@@ -33,6 +33,7 @@ from flightstate_core.write_plan import (
     plan_writes,
     run_steps,
     snap_texts,
+    stamp_texts,
 )
 from flightstate_pg._codec import TypedValues, detail_rows, main_row
 from flightstate_pg._copy import CopyTarget, copy_rows
@@ -79,6 +80,9 @@ _GAPS_DELETE: Final = "DELETE FROM INBOX_GAP WHERE INBOX_NAME = %s"
 _GAP_INSERT: Final = (
     "INSERT INTO INBOX_GAP (INBOX_NAME, LOW_ID, HIGH_ID, FIRST_SEEN_AT) VALUES (%s, %s, %s, %s)"
 )
+#: A re-send raised stamps without changing content: PROVENANCE alone, no version, no
+#: UPDATED_AT ("Late rows and provenance" in docs/design.md).
+_STAMPS_UPDATE: Final = "UPDATE FLIGHT_SCHD SET PROVENANCE = %s WHERE FLID = %s"
 _LATE_MARK: Final = "UPDATE PROC_STATE SET LATE = true WHERE MESSAGE_ID = ANY(%s)"
 _LATE_COUNT: Final = "UPDATE INBOX_CURSOR SET LATE_ROWS = LATE_ROWS + %s WHERE INBOX_NAME = %s"
 _DETAIL_SQL: Final = {detail.table.name: detail for detail in DETAILS}
@@ -152,6 +156,8 @@ class _Steps:
             cursor.execute(MAIN.stage_upsert)
         else:  # same connection and pipeline, no client-side parse (``upsert_numbered``)
             _many(psycopg.RawCursor(cursor.connection), MAIN.upsert_numbered, list(rows))
+        if self._plan.stamps:
+            _many(cursor, _STAMPS_UPDATE, [(text, flid) for flid, text in stamp_texts(self._plan)])
 
     def details(self, table: str) -> None:
         change, detail = self._plan.details[table], _DETAIL_SQL[table]

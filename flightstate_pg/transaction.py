@@ -230,8 +230,14 @@ class PgTransaction:
             hook=self._fault_hook, inbox_name=self._inbox_name,
         )  # fmt: skip
         self._notify([processed])
-        self._known.update(processed.states)
-        self.saved.update(processed.states)
+        self._took(processed)
+
+    def _took(self, processed: ProcessedMessage) -> None:
+        """Know (and, on commit, cache) what a save wrote: the changed flights and the
+        stamps-only ones, so the cache never serves a provenance older than the row's."""
+        for written in (processed.states, processed.stamped):
+            self._known.update(written)
+            self.saved.update(written)
 
     @_guarded
     def get_procs(self, message_ids: Collection[int]) -> set[int]:
@@ -313,5 +319,4 @@ class PgTransaction:
         )  # fmt: skip
         self._notify(batch)
         for processed in batch:
-            self._known.update(processed.states)
-            self.saved.update(processed.states)
+            self._took(processed)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final
 
+import attrs
+
 from flightstate_core.catalog import EXCEPTIONS
 from flightstate_core.config import CoreConfig
 from flightstate_core.decision import (
@@ -80,12 +82,20 @@ def _first_version(flid: str, ctx: DecisionContext) -> int:
     return 1 if floor is None else floor + 2
 
 
-def _finalize(draft: Draft, ctx: DecisionContext) -> dict[str, FlightState]:
+def _finalize(
+    draft: Draft, ctx: DecisionContext
+) -> tuple[dict[str, FlightState], dict[str, FlightState]]:
+    """The next states of the flights that changed, and the stored states of those that
+    did not but whose stamps the message raised (a re-send: stamps only, no version)."""
     finals: dict[str, FlightState] = {}
+    stamped: dict[str, FlightState] = {}
     for flid in draft.order:
         before = draft.current.get(flid)
         after = draft.work[flid]
         if before is not None and after.content_equals(before):
+            raised = after.provenance
+            if raised is not before.provenance and raised != before.provenance:
+                stamped[flid] = attrs.evolve(before, provenance=raised)
             continue
         finals[flid] = with_version(
             after,
@@ -94,7 +104,7 @@ def _finalize(draft: Draft, ctx: DecisionContext) -> dict[str, FlightState]:
             ctx.now,
             ctx.message_id,
         )
-    return finals
+    return finals, stamped
 
 
 def _change(before: FlightState | None, after: FlightState) -> ChangeKind:
@@ -164,11 +174,12 @@ def finish(
     codeshare.cascade(draft)
     codeshare.maintain(draft)
     codeshare.note_carried_mafl(draft, records)
-    finals = _finalize(draft, ctx)
+    finals, stamped = _finalize(draft, ctx)
     events = _events(draft, finals, envelope, config, ctx)
     return Decision(
         outcome=Outcome.SUCCEEDED,
         states=finals,
         events=tuple(events),
         notes=tuple(draft.notes),
+        stamped=stamped,
     )

@@ -377,9 +377,34 @@ def overtaken() -> st.SearchStrategy[list[Step]]:
     )  # fmt: skip
 
 
+def _sent_again(message: Message | Undecodable) -> Message | Undecodable:
+    """*message* sent again by the AODB (another SEQN, so not a duplicate): the same
+    values, which change nothing but raise the stamps of the keys it carries."""
+    if isinstance(message, Undecodable) or message.envelope is None:
+        return message
+    envelope = message.envelope
+    return evolve(message, envelope=evolve(envelope, seqn=f"{envelope.seqn}9"))
+
+
+def resent_then_overtaken() -> st.SearchStrategy[list[Step]]:
+    """A message, its unchanged re-send, and a late message whose id lies between the two:
+    the keys stay as the re-send (the newest) left them (docs/design.md, "Late rows and
+    provenance")."""
+    return st.builds(
+        lambda flid, pair: [
+            Step("new", about(pair[0], flid)), Step("reserve"),
+            Step("new", _sent_again(about(pair[0], flid))), Step("late", about(pair[1], flid)),
+        ],
+        _FLID, overtaking_pairs(),
+    )  # fmt: skip
+
+
 def histories(max_size: int = 30) -> st.SearchStrategy[list[Step]]:
-    """A random history of steps (late messages included: ``reserve``, ``overtaken``)."""
-    groups = st.one_of(steps().map(lambda step: [step]), overtaken(), overtaken())
+    """A random history of steps (late messages included: ``reserve``, ``overtaken``,
+    ``resent_then_overtaken``)."""
+    groups = st.one_of(
+        steps().map(lambda step: [step]), overtaken(), overtaken(), resent_then_overtaken()
+    )
     return st.lists(groups, max_size=max_size).map(
         lambda nested: [step for group in nested for step in group][:max_size]
     )

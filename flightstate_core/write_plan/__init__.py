@@ -28,6 +28,7 @@ from flightstate_core.write_plan.plan import (
     plan_writes,
     run_steps,
     snap_texts,
+    stamp_texts,
 )
 from flightstate_core.write_plan.typed import TypedValues, typed_twin
 from flightstate_core.write_plan.validation import validate
@@ -48,6 +49,7 @@ __all__ = [
     "plan_writes",
     "run_steps",
     "snap_texts",
+    "stamp_texts",
     "typed_twin",
     "validate",
 ]

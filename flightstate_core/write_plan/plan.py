@@ -21,6 +21,7 @@ from attrs import frozen
 from flightstate_core.errors import PermanentError
 from flightstate_core.gaps import gaps_after, touches_gaps
 from flightstate_core.layout import DETAIL_TABLES, DetailTable
+from flightstate_core.provenance import encode_raised
 from flightstate_core.records import GapRange, ProcessedMessage, SnapLogEntry
 from flightstate_core.state import FlightState
 from flightstate_core.write_plan.validation import validate
@@ -38,6 +39,7 @@ __all__ = [
     "plan_writes",
     "run_steps",
     "snap_texts",
+    "stamp_texts",
 ]
 
 _DETAIL_STEPS: Final = tuple(f"details:{name}" for name in DETAIL_TABLES)
@@ -64,21 +66,44 @@ class DetailChange:
 @frozen
 class WritePlan:
     """Everything a save decides before it writes (``details`` in ``DETAIL_TABLES`` order,
-    keyed by table name; ``cursor`` None: leave INBOX_CURSOR alone)."""
+    keyed by table name; ``cursor`` None: leave INBOX_CURSOR alone; ``stamps``: flights
+    the batch did not change whose PROVENANCE alone is written, "Late rows and provenance"
+    in docs/design.md)."""
 
     batch: Sequence[ProcessedMessage]
     states: list[FlightState]
     details: Mapping[str, DetailChange]
     cursor: int | None
     touches_gaps: bool
+    stamps: Sequence[FlightState] = ()
+
+
+def _finals(batch: Iterable[ProcessedMessage]) -> tuple[list[FlightState], list[FlightState]]:
+    """The last state of each flight the batch changed, and the last of each flight whose
+    stamps alone it raised (a flight changed anywhere in the batch is written in full, with
+    the stamps raised after its change)."""
+    final: dict[str, FlightState] = {}
+    changed: set[str] = set()
+    for processed in batch:
+        final.update(processed.states)
+        changed.update(processed.states)
+        if processed.stamped:
+            final.update(processed.stamped)
+    states = [state for flid, state in final.items() if flid in changed]
+    if len(states) == len(final):
+        return states, []
+    return states, [state for flid, state in final.items() if flid not in changed]
 
 
 def final_states(batch: Iterable[ProcessedMessage]) -> list[FlightState]:
     """The last state of each flight the batch changed (earlier versions live in events)."""
-    final: dict[str, FlightState] = {}
-    for processed in batch:
-        final.update(processed.states)
-    return list(final.values())
+    return _finals(batch)[0]
+
+
+def stamp_texts(plan: WritePlan) -> list[tuple[str, str | None]]:
+    """(FLID, PROVENANCE text) of each stamps-only flight of a plan (a text whose length
+    differs from the one it replaces: ``provenance.encode_raised``)."""
+    return [(state.flid, encode_raised(state.provenance)) for state in plan.stamps]
 
 
 def check_intent(processed: ProcessedMessage) -> None:
@@ -143,7 +168,7 @@ def plan_writes(
     """The plan of saving ``batch`` in order on top of ``known`` (the states as stored
     before it; None: known not to exist). Raises ``PermanentError`` on anything the
     tables cannot hold, before any statement."""
-    states = final_states(batch)
+    states, stamps = _finals(batch)
     for state in states:
         validate(state, known.get(state.flid))
     for processed in batch:
@@ -154,6 +179,7 @@ def plan_writes(
         details=_detail_changes(states, known),
         cursor=max((p.cursor for p in batch if p.cursor is not None), default=None),
         touches_gaps=touches_gaps(batch),
+        stamps=stamps,
     )
 
 
@@ -175,7 +201,8 @@ class StepWriter(Protocol):
     """A store's statements for one planned save (the store holds the rows)."""
 
     def flights(self) -> None:
-        """Upsert the main row of every final state."""
+        """Upsert the main row of every final state, then write the PROVENANCE of each
+        stamps-only flight (one UPDATE each; ``stamp_texts``)."""
 
     def details(self, table: str) -> None:
         """Delete-then-insert the rows of the flights whose collections in ``table`` changed."""

@@ -19,14 +19,16 @@ from flightstate_core.provenance import (
     decode,
     describe,
     encode,
+    encode_raised,
     item_key,
     stamp,
+    stored_text,
 )
 from flightstate_core.state import FlightState
 from flightstate_core.testing.histories import collection_items, flop, item, record, schedule
 from flightstate_core.values import CLEAR, Set
 
-from .helpers import CONFIG, NOW, apply
+from .helpers import CONFIG, NOW, apply, run
 
 REVIVE = CoreConfig(revive_deleted=True)
 
@@ -265,3 +267,44 @@ def test_a_stored_text_grows_by_the_stamped_pairs_and_is_rewritten_when_long() -
     assert len(encode(current) or "") < 200  # rewritten, not grown without bound
     plain = stamp({}, ["航"], 2)
     assert decode(encode(plain)) == {"航": 2}
+
+
+def test_a_re_send_raises_the_stamps_without_a_version_or_an_event() -> None:
+    current: dict[str, FlightState] = {}
+    apply(current, flop("STND", record("W2_0", {"STND": Set("50")})), mid=10)
+    stored = current["W2_0"]
+    resend = run(current, flop("STND", record("W2_0", {"STND": Set("50")})), mid=12)
+    assert resend.states == {}
+    assert resend.events == ()
+    assert resend.stamped == {"W2_0": evolve(stored, provenance={"STND": 12})}
+    current.update(resend.stamped)  # what a store keeps of it
+    late = apply(current, flop("STND", record("W2_0", {"STND": Set("0")})), mid=11)
+    assert current["W2_0"].scalars["STND"] == "50"  # message 12 said 50, after 11
+    assert (late.states, late.stamped) == ({}, {})
+    assert _notes(late) == "late: FLID W2_0 kept STND (set by message 12)"
+
+
+def test_a_change_carries_its_stamps_in_the_new_state_not_as_stamps_only() -> None:
+    current: dict[str, FlightState] = {}
+    apply(current, flop("STND", record("W2_0", {"STND": Set("50")})), mid=10)
+    both = record("W2_0", {"STND": Set("50"), "ACFT": Set("A320")})
+    change = run(current, schedule("ADFT", both), mid=12)
+    assert change.stamped == {}
+    assert change.states["W2_0"].provenance == {"STND": 12, "ACFT": 12}
+
+
+def test_a_stamps_only_text_never_keeps_the_length_of_the_text_it_replaces() -> None:
+    """The PostgreSQL writer's cache validates a state by its version and PROVENANCE's
+    length, so a stamps-only write appends where a rewrite would keep the length."""
+    old = "[" + ",".join(f'[{mid},"A"]' for mid in range(1, 19)) + "]"  # 17 overwritten
+    keys = ["A", *(f"Bx{n}" for n in range(22))]
+    assert len(encode(stamp(decode(old), keys, 19)) or "") == len(old)  # a rewrite would
+    raised = stamp(decode(old), keys, 19)
+    text = encode_raised(raised) or ""
+    assert len(text) > len(old)
+    assert text.startswith(old[:-1])
+    assert decode(text) == dict.fromkeys(keys, 19)
+    assert stored_text(raised) == text  # remembered as written: the next save appends to it
+    again = stamp(raised, ["A"], 20)
+    assert len(encode_raised(again) or "") != len(text)
+    assert decode(encode(again)) == {**dict.fromkeys(keys, 19), "A": 20}

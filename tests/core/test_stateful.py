@@ -26,7 +26,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from attrs import evolve
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
@@ -257,6 +257,14 @@ class History(RuleBasedStateMachine):
                 assert flid in named
                 assert new.version == 1
                 assert flid in result.states
+                continue
+            if flid in result.stamped:  # a re-send: stamps raised, nothing else
+                assert flid in named
+                assert flid not in result.states
+                assert new == evolve(old, provenance=new.provenance)
+                assert new.provenance != old.provenance
+                assert all(new.provenance.get(k, 0) >= v for k, v in old.provenance.items())
+                event("a re-send raised stamps only")  # --hypothesis-show-statistics
                 continue
             if flid not in result.states:
                 assert new == old

@@ -31,6 +31,7 @@ from flightstate_core.write_plan import (
     plan_writes,
     run_steps,
     snap_texts,
+    stamp_texts,
     typed_twin,
     validate,
 )
@@ -50,6 +51,22 @@ def _changed(plan: WritePlan) -> dict[str, tuple[list[str], list[str]]]:
         for name, change in plan.details.items()
         if change.deletes or change.writes
     }
+
+
+def test_a_flight_with_raised_stamps_only_is_written_as_stamps() -> None:
+    a1, b1 = flight("A", 1), flight("B", 1)
+    a1_stamped = attrs.evolve(a1, provenance={"STND": 9})
+    resend = attrs.evolve(processed(2), stamped={"A": a1_stamped})
+    plan = plan_writes([processed(1, b1), resend], {"A": a1, "B": None})
+    assert (plan.states, list(plan.stamps)) == ([b1], [a1_stamped])
+    assert stamp_texts(plan) == [("A", '[[9,"STND"]]')]
+    assert all(s.flid != "A" for c in plan.details.values() for s in c.writes)  # no details
+    # changed in the same batch: written in full, with the stamps raised after the change
+    a2 = flight("A", 2)
+    a2_stamped = attrs.evolve(a2, provenance={"STND": 9})
+    resend = attrs.evolve(processed(2), stamped={"A": a2_stamped})
+    plan = plan_writes([processed(1, a2), resend], {"A": a1})
+    assert (plan.states, list(plan.stamps)) == ([a2_stamped], [])
 
 
 def test_only_the_final_state_of_each_flight_in_first_seen_order() -> None:

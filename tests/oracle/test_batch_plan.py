@@ -73,6 +73,19 @@ def test_batch_writes_only_the_final_state_of_each_flight() -> None:
     assert plan.cursor == 3
 
 
+def test_a_re_send_writes_the_provenance_alone() -> None:
+    """A flight whose stamps alone a message raised ("Late rows and provenance" in
+    docs/design.md): one ``flight_stamps`` bind row, no MERGE row, no event, no detail."""
+    a1, b1 = flight("A", 1, collections=_gates("G1")), flight("B", 1)
+    resend = attrs.evolve(processed(2), stamped={"A": attrs.evolve(a1, provenance={"GTDT": 2})})
+    plan = plan_writes([processed(1, b1), resend], {"A": a1, "B": None}, zone=ZONE, pivot=70)
+    assert [row["FLID"] for row in plan.mains] == ["B"]
+    assert plan.stamps == [{"FLID": "A", "PROVENANCE": '[[2,"GTDT"]]'}]
+    assert all(row["FLID"] != "A" for _, rows in plan.details.values() for row in rows)
+    assert [e["FLID"] for e in plan.events] == ["B", "B"]
+    assert set(sql.FLIGHT_STAMPS.binds) == {"PROVENANCE"}  # a CLOB, never a VARCHAR2
+
+
 def test_detail_tables_compare_with_the_state_before_the_batch() -> None:
     before = flight("A", 1)
     same_gates = flight("A", 2, scalars={"FFID": "CA-X"})
