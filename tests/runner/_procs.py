@@ -172,9 +172,13 @@ def assert_epochs_never_go_back(records: list[Message]) -> None:
         last[part] = epoch
 
 
-def assert_last_record_is_state(dsn: str, records: list[Message]) -> int:
+def assert_last_record_is_state(
+    dsn: str, records: list[Message], uncommitted: Callable[[], list[Message]] | None = None
+) -> int:
     """Per FLID, the last ``schd`` record is the stored state (a tombstone if deleted);
-    returns how many flights were checked."""
+    returns how many flights were checked. *uncommitted* reads the topic read_uncommitted:
+    when flights are missing, the failure then says whether their records reached the
+    broker but stayed invisible to a read_committed reader (a transaction left open)."""
     last: dict[str, bytes | None] = {}
     for record in records:
         last[record.key().decode()] = record.value()
@@ -188,7 +192,7 @@ def assert_last_record_is_state(dsn: str, records: list[Message]) -> int:
         f"{len(records)} records; stored, never published: {unpublished[:5]} "
         f"({len(unpublished)}); published, not stored: {unknown[:5]} ({len(unknown)}); "
         + _outbox_rows_of(dsn, unpublished[:3]) + f"; per partition (count, last offset): "
-        f"{_partition_ends(records)}")
+        f"{_partition_ends(records)}" + _uncommitted_of(uncommitted, unpublished))
     config = CoreConfig()
     stale = [flid for flid, state in states.items()
              if last[flid] != (None if state.is_deleted else wire(state, config))]  # fmt: skip
@@ -205,6 +209,17 @@ def _outbox_rows_of(dsn: str, flids: list[str]) -> str:
             "DISPATCHED_AT FROM MSG_EVENT WHERE FLID = ANY(%s) ORDER BY EVENT_ID", (flids,),
         ).fetchall()  # fmt: skip
     return f"watermark {watermark}, their events: {rows}"
+
+
+def _uncommitted_of(read: Callable[[], list[Message]] | None, flids: list[str]) -> str:
+    """How many of *flids* a read_uncommitted reader sees, and its per-partition ends
+    (only computed for a failure's explanation)."""
+    if read is None or not flids:
+        return ""
+    records = read()
+    seen = {record.key().decode() for record in records if record.key() is not None}
+    return (f"; read_uncommitted: {len(records)} records, {len(set(flids) & seen)} of the "
+            f"{len(flids)} missing flights in them, per partition {_partition_ends(records)}")
 
 
 def _partition_ends(records: list[Message]) -> dict[int, tuple[int, int]]:
