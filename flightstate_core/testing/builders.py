@@ -77,7 +77,9 @@ def _resources(rng: random.Random, sodt: datetime, departure: bool) -> dict[str,
     return lists
 
 
-def _flight(rng: random.Random, flid: int) -> FlightRecord:
+def _flight_texts(rng: random.Random, flid: int) -> tuple[datetime, bool, dict[str, str]]:
+    """What every generated flight starts with: its schedule time, direction and the
+    identifying scalars (the random draws in the order both builders always made them)."""
     airline = rng.choice(_AIRLINES)
     departure = rng.random() < _DEPARTURE_SHARE
     sodt = _DAY + timedelta(minutes=rng.randint(0, 24 * 60 - 1))
@@ -86,6 +88,22 @@ def _flight(rng: random.Random, flid: int) -> FlightRecord:
         "ALCD": airline,
         "FLNO": f"{airline}{rng.randint(100, 9999)}",
         "MVIN": "D" if departure else "A",
+    }
+    return sodt, departure, texts
+
+
+def _scalars(rng: random.Random, texts: dict[str, str], sodt: datetime) -> dict[str, Set]:
+    """*texts* as Set values, with the schedule time and an estimate up to 30 min later."""
+    scalars: dict[str, Set] = {code: Set(raw) for code, raw in texts.items()}
+    scalars["SODT"] = _time_set(sodt)
+    scalars["ESTT"] = _time_set(sodt + timedelta(minutes=rng.randint(0, 30)))
+    return scalars
+
+
+def _flight(rng: random.Random, flid: int) -> FlightRecord:
+    sodt, departure, texts = _flight_texts(rng, flid)
+    airline = texts["ALCD"]
+    texts |= {
         "FLTY": "W",
         "FLIN": rng.choice("DIM"),
         "ACFT": rng.choice(_AIRCRAFT),
@@ -102,29 +120,18 @@ def _flight(rng: random.Random, flid: int) -> FlightRecord:
         "EXSC": "RCFLOP",
         "FTSS": "SCHD",
     }
-    scalars: dict[str, Set] = {code: Set(raw) for code, raw in texts.items()}
-    scalars["SODT"] = _time_set(sodt)
-    scalars["ESTT"] = _time_set(sodt + timedelta(minutes=rng.randint(0, 30)))
+    scalars = _scalars(rng, texts, sodt)
     return FlightRecord(str(flid), scalars, _resources(rng, sodt, departure))
 
 
 def _dense_flight(rng: random.Random, flid: int) -> FlightRecord:
     """A flight of a dense package: a few scalars and no resource lists (~260 bytes)."""
-    airline = rng.choice(_AIRLINES)
-    departure = rng.random() < _DEPARTURE_SHARE
-    sodt = _DAY + timedelta(minutes=rng.randint(0, 24 * 60 - 1))
-    texts = {
-        "FFID": f"{airline}-{airline}{flid % 9000 + 100}-{'D' if departure else 'A'}-{_t(sodt)}",
-        "ALCD": airline,
-        "FLNO": f"{airline}{rng.randint(100, 9999)}",
-        "MVIN": "D" if departure else "A",
+    sodt, _, texts = _flight_texts(rng, flid)
+    texts |= {
         "TRML": rng.choice(("T1", "T2")),
         "STND": f"{rng.randint(1, 60):03d}",
     }
-    scalars: dict[str, Set] = {code: Set(raw) for code, raw in texts.items()}
-    scalars["SODT"] = _time_set(sodt)
-    scalars["ESTT"] = _time_set(sodt + timedelta(minutes=rng.randint(0, 30)))
-    return FlightRecord(str(flid), scalars)
+    return FlightRecord(str(flid), _scalars(rng, texts, sodt))
 
 
 def _envelope(type_: str, styp: str, seqn: int) -> Envelope:
