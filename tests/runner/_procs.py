@@ -127,6 +127,24 @@ def lease(dsn: str) -> tuple[int, str | None, bool]:
     return int(row[0]), row[1], bool(row[2])
 
 
+#: An audit trigger naming the session (application_name: the runner and its instance) that
+#: inserted each PROC_STATE and MSG_EVENT row, in insert order (``id``) and time (``at``):
+#: tests tell from it which process wrote while another led.
+AUDIT_WRITERS = """
+CREATE TABLE fs_audit (id bigserial PRIMARY KEY, tab text, app text,
+                       at timestamptz DEFAULT clock_timestamp());
+CREATE FUNCTION fs_audit_row() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO fs_audit (tab, app) VALUES (TG_TABLE_NAME, current_setting('application_name'));
+  RETURN NULL;
+END $$;
+CREATE TRIGGER fs_audit_proc AFTER INSERT ON proc_state
+  FOR EACH ROW EXECUTE FUNCTION fs_audit_row();
+CREATE TRIGGER fs_audit_event AFTER INSERT ON msg_event
+  FOR EACH ROW EXECUTE FUNCTION fs_audit_row();
+"""
+
+
 def leader(dsn: str) -> str | None:
     """The holder name of a live lease (without its instance), or None."""
     _, holder, live = lease(dsn)

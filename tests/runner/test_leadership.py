@@ -24,6 +24,7 @@ from flightstate_runner.config import load_config
 from tests.fixtures.kafka import read_topic
 from tests.fixtures.util import unique_name
 from tests.runner._procs import (
+    AUDIT_WRITERS,
     RunnerProc,
     assert_epochs_never_go_back,
     assert_last_record_is_state,
@@ -37,19 +38,6 @@ from tests.runner._procs import (
 )
 
 pytestmark = [pytest.mark.pg, pytest.mark.kafka, pytest.mark.slow]
-
-_AUDIT = """
-CREATE TABLE fs_audit (tab text, app text, at timestamptz DEFAULT clock_timestamp());
-CREATE FUNCTION fs_audit_row() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO fs_audit (tab, app) VALUES (TG_TABLE_NAME, current_setting('application_name'));
-  RETURN NULL;
-END $$;
-CREATE TRIGGER fs_audit_proc AFTER INSERT ON proc_state
-  FOR EACH ROW EXECUTE FUNCTION fs_audit_row();
-CREATE TRIGGER fs_audit_event AFTER INSERT ON msg_event
-  FOR EACH ROW EXECUTE FUNCTION fs_audit_row();
-"""
 
 
 @pytest.fixture
@@ -159,7 +147,7 @@ def test_leader_frozen_inside_a_transaction(
     inserted = _prepare(env, 6000, 200)
     dsn = env["FLIGHTSTATE_PG_DSN"]
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(_AUDIT)
+        conn.execute(AUDIT_WRITERS)
     bound = load_config(environ=env).takeover_bound()
     a = RunnerProc(env, "A", tmp_path)
     b: RunnerProc | None = None

@@ -30,6 +30,7 @@ from flightstate_core.lease_identity import instance_holder, split_holder
 from flightstate_pg.session import holder_application_name
 from flightstate_testing.names import unique_name
 from tests.runner._procs import (
+    AUDIT_WRITERS,
     RunnerProc,
     assert_epochs_never_go_back,
     assert_last_record_is_state,
@@ -45,19 +46,6 @@ pytestmark = [pytest.mark.pg, pytest.mark.mysql, pytest.mark.kafka, pytest.mark.
 NAME = "twin"
 DRAIN_S = 300  # hang guards on a shared 2-core machine, not speed assertions
 START_S = 120
-
-_AUDIT = """
-CREATE TABLE fs_audit (id bigserial PRIMARY KEY, tab text, app text);
-CREATE FUNCTION fs_audit_row() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO fs_audit (tab, app) VALUES (TG_TABLE_NAME, current_setting('application_name'));
-  RETURN NULL;
-END $$;
-CREATE TRIGGER fs_audit_proc AFTER INSERT ON proc_state
-  FOR EACH ROW EXECUTE FUNCTION fs_audit_row();
-CREATE TRIGGER fs_audit_event AFTER INSERT ON msg_event
-  FOR EACH ROW EXECUTE FUNCTION fs_audit_row();
-"""
 
 
 @pytest.fixture
@@ -84,7 +72,7 @@ def _prepare(env: dict[str, str]) -> None:
     ok("inbox-init", env=env)
     ok("topics", env=env)
     with psycopg.connect(env["FLIGHTSTATE_PG_DSN"], autocommit=True) as conn:
-        conn.execute(_AUDIT)
+        conn.execute(AUDIT_WRITERS)
 
 
 def _generate(env: dict[str, str], messages: int, seed: int) -> int:
