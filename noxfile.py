@@ -58,9 +58,11 @@ def lock(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff over the whole tree (the driver ban on flightstate_core included)."""
+    """ruff over the whole tree (the driver ban on flightstate_core included), then the
+    import contracts (the layers, in pyproject.toml)."""
     install(session)
     session.run("ruff", "check", *(session.posargs or ["."]))
+    session.run("lint-imports", "--no-cache")
 
 
 @nox.session(python=PYTHON)

@@ -21,14 +21,14 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
-from flightstate_core import service
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Outcome
-from flightstate_core.lifecycle import RetentionPolicy
-from flightstate_core.records import InboxRow
-from flightstate_core.testing.builders import build_dnld
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine import service
+from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_pg import PgStore, migrate
 from flightstate_pg.lifecycle import run_cleanup
+from flightstate_testing.seeded import build_dnld
 
 CONFIG = CoreConfig()
 LOADED_AT = datetime(2021, 1, 23, tzinfo=UTC)
@@ -79,7 +79,9 @@ def _measure(admin: str, flights: int, batch: int) -> tuple[float, float, float,
 def main() -> None:
     """Print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
-    default = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
+    default = (
+        os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
+    )
     parser.add_argument("--dsn", default=default)
     parser.add_argument("--flights", type=int, default=2000)
     args = parser.parse_args()

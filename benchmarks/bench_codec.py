@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from lxml import etree
 
-from flightstate_core.codec import decode, encode
-from flightstate_core.testing.builders import build_dnld, build_flop
+from flightstate_core.domain.codec import decode, encode
+from flightstate_testing.seeded import build_dnld, build_flop
 
 TARGET_RATIO = 8.0
 

@@ -27,12 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from confluent_kafka import Producer
 
 from flightstate_core.memory import MemoryInbox, MemoryStore
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_kafka import KafkaSettings, TopicSettings, provision_topics
 from flightstate_kafka.producer import producer_config
 from flightstate_testing.builders import SisBuilder
 from flightstate_testing.kafka import TansuBroker
 from flightstate_testing.pumping import pump_until_idle
+from flightstate_testing.traffic import TrafficGenerator
 
 FLIGHTS = int(os.environ.get("BENCH_COMPRESSION_FLIGHTS", "400"))
 FLOPS = int(os.environ.get("BENCH_COMPRESSION_FLOPS", "4000"))
@@ -101,29 +101,36 @@ def produce(bootstrap: str, topic: str, codec: str, payloads: list[bytes],
 def main() -> None:
     day = day_payloads()
     sets = {"day": day, "live": day[-300:], "huge": [huge_payload()] * 3}
-    print(f"payloads: day {len(day)} records, {sum(map(len, day)) / 1e6:.1f} MB "
-          f"(median {statistics.median(map(len, day)):.0f} bytes); "
-          f"huge 3 x {len(sets['huge'][0]):,} bytes")
+    print(
+        f"payloads: day {len(day)} records, {sum(map(len, day)) / 1e6:.1f} MB "
+        f"(median {statistics.median(map(len, day)):.0f} bytes); "
+        f"huge 3 x {len(sets['huge'][0]):,} bytes"
+    )
     results: dict[tuple[str, str], list[tuple[int, float]]] = {}
     with TansuBroker() as broker:
         for round_ in range(ROUNDS):
             for name, payloads in sets.items():
                 for codec in CODECS:
                     topic = f"bench-{codec}-{name}-{round_}"
-                    settings = KafkaSettings(broker.bootstrap, topics={"schd": topic,
-                                                                       "msg": topic + "-m"})
+                    settings = KafkaSettings(
+                        broker.bootstrap, topics={"schd": topic, "msg": topic + "-m"}
+                    )
                     provision_topics(settings, TopicSettings(partitions=1))
                     results.setdefault((name, codec), []).append(
-                        produce(broker.bootstrap, topic, codec, payloads,
-                                one_by_one=name == "live"))
-    print(f"{'set':<5} {'codec':<7} {'payload MB':>10} {'wire MB':>8} {'ratio':>6} "
-          f"{'CPU s':>6} {'CPU µs/KB':>9}")
+                        produce(broker.bootstrap, topic, codec, payloads, one_by_one=name == "live")
+                    )
+    print(
+        f"{'set':<5} {'codec':<7} {'payload MB':>10} {'wire MB':>8} {'ratio':>6} "
+        f"{'CPU s':>6} {'CPU µs/KB':>9}"
+    )
     for (name, codec), runs in results.items():
         raw = sum(map(len, sets[name]))
         sent = statistics.median(r[0] for r in runs)
         cpu = statistics.median(r[1] for r in runs)
-        print(f"{name:<5} {codec:<7} {raw / 1e6:>10.2f} {sent / 1e6:>8.2f} "
-              f"{raw / sent:>6.1f} {cpu:>6.2f} {cpu * 1e6 / (raw / 1e3):>9.1f}")
+        print(
+            f"{name:<5} {codec:<7} {raw / 1e6:>10.2f} {sent / 1e6:>8.2f} "
+            f"{raw / sent:>6.1f} {cpu:>6.2f} {cpu * 1e6 / (raw / 1e3):>9.1f}"
+        )
 
 
 if __name__ == "__main__":

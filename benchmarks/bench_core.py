@@ -10,15 +10,15 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Decision, DecisionContext, Outcome
-from flightstate_core.handlers import decide
-from flightstate_core.items import Item
-from flightstate_core.messages import FlightRecord
-from flightstate_core.state import FlightState
-from flightstate_core.testing.histories import collection_items, flop, item, record, schedule
-from flightstate_core.values import Set
-from flightstate_core.wire import wire
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Decision, DecisionContext, Outcome
+from flightstate_core.domain.handlers import decide
+from flightstate_core.domain.items import Item
+from flightstate_core.domain.messages import FlightRecord
+from flightstate_core.domain.state import FlightState
+from flightstate_core.domain.values import Set
+from flightstate_core.domain.wire import wire
+from flightstate_testing.histories import collection_items, flop, item, record, schedule
 
 CONFIG = CoreConfig()
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

@@ -25,13 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pymysql
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.gaps import GapSettings
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.gaps import GapSettings
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.traffic import flop_backlog
 from flightstate_mysql import MySqlInbox, create_cminmsgs, parse_mysql_dsn
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
+from flightstate_testing.traffic import flop_backlog
 
 _INSERT = (
     "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS)"
@@ -87,8 +87,10 @@ def grace_latencies(rounds: int = 10, grace: float = 1.0) -> list[str]:
                 after_commit=seen)  # fmt: skip
     thread = threading.Thread(target=pump.run)
     thread.start()
-    lines = [f"grace {grace:g} s, recheck {settings.gaps.recheck * 1000:g} ms, idle poll 1 ms, "
-             f"{rounds} rounds each: latency of row N+1 from its commit to the pump's commit"]
+    lines = [
+        f"grace {grace:g} s, recheck {settings.gaps.recheck * 1000:g} ms, idle poll 1 ms, "
+        f"{rounds} rounds each: latency of row N+1 from its commit to the pump's commit"
+    ]
     try:
         for kind in ("no gap", "commit", "rollback"):
             samples = [_round(kind, conns[0], conns[1], raws, applied) for _ in range(rounds)]

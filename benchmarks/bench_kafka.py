@@ -46,18 +46,32 @@ BATCH = int(os.environ.get("BENCH_KAFKA_BATCH", "5000"))
 CODEC = os.environ.get("BENCH_KAFKA_COMPRESSION")
 _OVERRIDES = {"compression.type": CODEC} if CODEC else {}
 PG = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
-_COPY = ("COPY msg_event (topic, event_key, payload, flid, state_version, kind, message_id)"
-         " FROM STDIN")
+_COPY = (
+    "COPY msg_event (topic, event_key, payload, flid, state_version, kind, message_id) FROM STDIN"
+)
 
 
 def payload(flid: str, n: int) -> str:
     """A wire-like ``schd`` value: fixed keys, most scalars null, two collections (~1.5 KB)."""
-    state: dict[str, object] = {"flid": flid, "state": "ACTIVE", "stateVersion": 1,
-                                "updatedAt": "2026-11-30T09:00:00+00:00",
-                                "operationDay": "2026-11-30", "lastMessageId": n}
+    state: dict[str, object] = {
+        "flid": flid,
+        "state": "ACTIVE",
+        "stateVersion": 1,
+        "updatedAt": "2026-11-30T09:00:00+00:00",
+        "operationDay": "2026-11-30",
+        "lastMessageId": n,
+    }
     state.update({f"S{i:03d}": (None if i % 3 else f"V{i}") for i in range(60)})
-    state["GTDT"] = [{"ordinal": 1, "seq": "1", "GATE": "G28", "PGOT": "30NOV260900",
-                      "PGOT_TS": "2026-11-30T09:00:00+08:00", "PGCT": None}]
+    state["GTDT"] = [
+        {
+            "ordinal": 1,
+            "seq": "1",
+            "GATE": "G28",
+            "PGOT": "30NOV260900",
+            "PGOT_TS": "2026-11-30T09:00:00+08:00",
+            "PGCT": None,
+        }
+    ]
     state["CKDT"] = [{"ordinal": i, "seq": str(i), "CKNO": f"C{i}"} for i in range(1, 6)]
     return json.dumps(state, separators=(",", ":"))
 
@@ -68,8 +82,17 @@ def rows() -> list[tuple[object, ...]]:
     for n in range(EVENTS // 2):
         flid = f"B{n:07d}"
         out.append(("schd", flid, payload(flid, n), flid, 1, "SNAPSHOT", n))
-        note = json.dumps({"flid": flid, "stateVersion": 1, "change": "CREATED",
-                           "changed": [], "messageId": n, "type": "SCHD", "styp": "DNLD"})
+        note = json.dumps(
+            {
+                "flid": flid,
+                "stateVersion": 1,
+                "change": "CREATED",
+                "changed": [],
+                "messageId": n,
+                "type": "SCHD",
+                "styp": "DNLD",
+            }
+        )
         out.append(("msg", flid, note, flid, 1, "NOTIFY", n))
     return out
 
@@ -127,17 +150,24 @@ def dispatch_rate(dsn: str, settings: KafkaSettings, data: list[tuple[object, ..
     return len(data) / elapsed
 
 
-def measure(broker: TansuBroker, dsn: str, data: list[tuple[object, ...]]
-            ) -> tuple[list[float], list[float]]:
+def measure(
+    broker: TansuBroker, dsn: str, data: list[tuple[object, ...]]
+) -> tuple[list[float], list[float]]:
     """ROUNDS alternating (raw, dispatch) measurements on fresh topics."""
     raws: list[float] = []
     dispatched: list[float] = []
     for n in range(ROUNDS):
-        raw_settings = KafkaSettings(broker.bootstrap, producer_overrides=_OVERRIDES,
-                                     topics={"schd": f"raw_schd{n}", "msg": f"raw_msg{n}"})
-        settings = KafkaSettings(broker.bootstrap, batch_size=BATCH,
-                                 producer_overrides=_OVERRIDES,
-                                 topics={"schd": f"schd{n}", "msg": f"msg{n}"})
+        raw_settings = KafkaSettings(
+            broker.bootstrap,
+            producer_overrides=_OVERRIDES,
+            topics={"schd": f"raw_schd{n}", "msg": f"raw_msg{n}"},
+        )
+        settings = KafkaSettings(
+            broker.bootstrap,
+            batch_size=BATCH,
+            producer_overrides=_OVERRIDES,
+            topics={"schd": f"schd{n}", "msg": f"msg{n}"},
+        )
         for s in (raw_settings, settings):
             provision_topics(s, TopicSettings(partitions=6))
         raws.append(raw_rate(raw_settings, data))
@@ -157,12 +187,19 @@ def main() -> None:
         drop_database(PG, dsn)
     size = sum(len(str(r[2])) for r in data) / len(data)
     raw, disp = statistics.median(raws), statistics.median(dispatched)
-    print(f"bench_kafka: {len(data):,} events (avg value {size:.0f} B), batch {BATCH}, "
-          f"{ROUNDS} alternating rounds, compression {CODEC or 'default'}")
-    print(f"{'path':<30}" + "".join(f"{f'round {n + 1}':>11}" for n in range(ROUNDS))
-          + f"{'median':>11}{'vs raw':>8}")
-    for name, values, ratio in (("raw confluent-kafka (ev/s)", raws, 1.0),
-                                ("outbox dispatch PG→Kafka", dispatched, disp / raw)):
+    print(
+        f"bench_kafka: {len(data):,} events (avg value {size:.0f} B), batch {BATCH}, "
+        f"{ROUNDS} alternating rounds, compression {CODEC or 'default'}"
+    )
+    print(
+        f"{'path':<30}"
+        + "".join(f"{f'round {n + 1}':>11}" for n in range(ROUNDS))
+        + f"{'median':>11}{'vs raw':>8}"
+    )
+    for name, values, ratio in (
+        ("raw confluent-kafka (ev/s)", raws, 1.0),
+        ("outbox dispatch PG→Kafka", dispatched, disp / raw),
+    ):
         cells = "".join(f"{v:>11,.0f}" for v in values)
         print(f"{name:<30}{cells}{statistics.median(values):>11,.0f}{ratio:>8.2f}")
     per_round = ", ".join(f"{d / r:.2f}" for r, d in zip(raws, dispatched, strict=True))

@@ -13,7 +13,7 @@ A writer inserts FLOPs (ESTT) to distinct flights into cminmsgs at a steady arri
 message k is due k / rate seconds into the phase, and every message due is committed in
 the writer's next transaction (one row per transaction while it keeps up; at 1,000 msg/s
 a durable MariaDB commit per row is about the writer's own limit, so rows due together
-share one). A FLOP to an unknown FLID creates the flight (``flightstate_core.handlers.
+share one). A FLOP to an unknown FLID creates the flight (``flightstate_core.domain.handlers.
 flop``), so every message makes exactly one ``schd`` record. Then a burst: ``--burst``
 messages in one transaction. Measured per message, from the moment the writer's commit
 returned:
@@ -74,13 +74,13 @@ from latency_table import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_mysql import insert_messages, parse_mysql_dsn
 from flightstate_testing import mysql as test_mysql
 from flightstate_testing import postgres as test_pg
 from flightstate_testing.kafka import TansuBroker
 from flightstate_testing.names import unique_name
 from flightstate_testing.ports import free_local_port
+from flightstate_testing.traffic import TrafficGenerator
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
@@ -341,9 +341,7 @@ class Bench:
         time.sleep(seconds)
         self.cpu["idle"] = (self.runner.cpu_seconds() - cpu) / (time.time() - wall)
 
-    def phase(
-        self, name: str, send: Callable[[], dict[int, float]], timeout: float
-    ) -> PhaseResult:
+    def phase(self, name: str, send: Callable[[], dict[int, float]], timeout: float) -> PhaseResult:
         """Send one phase's messages, wait for their records, summarize."""
         log = self.runner.log
         assert log is not None  # started before any phase
@@ -406,6 +404,7 @@ def measure(args: argparse.Namespace) -> Measured:
 
 def _commit_measured() -> str:
     """The commit the bench ran on (``+dirty`` with uncommitted changes)."""
+
     def git(*argv: str) -> str:
         return subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True,  # noqa: S603, S607
                               check=False).stdout.strip()  # fmt: skip
@@ -416,24 +415,43 @@ def _commit_measured() -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The options (``--quick``: a CI-sized smoke run of every part)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rates", default="50,200,1000",
-                        help="steady arrival rates, msg/s, comma-separated")
+    parser.add_argument(
+        "--rates", default="50,200,1000", help="steady arrival rates, msg/s, comma-separated"
+    )
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per rate")
-    parser.add_argument("--burst", type=int, default=2000,
-                        help="messages committed in one transaction after the rates (0: none)")
+    parser.add_argument(
+        "--burst",
+        type=int,
+        default=2000,
+        help="messages committed in one transaction after the rates (0: none)",
+    )
     parser.add_argument("--floor", type=int, default=200, help="floor samples of each kind")
     parser.add_argument("--pause", type=float, default=2.0, help="idle seconds between rates")
-    parser.add_argument("--idle", type=float, default=5.0,
-                        help="seconds with nothing arriving after the warm-up: the runner's "
-                             "idle CPU (0: skip)")
-    parser.add_argument("--idle-settle", type=float, default=3.0,
-                        help="seconds waited before the idle measurement starts: longer than "
-                             "the runner's fast-poll period after the last arrival (2 s)")
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke size: 50 msg/s for 2 s, a burst of 100, 20 floor samples")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="whole runs (fresh services each), then each phase's p50 and p99 "
-                             "across them: one run's tail swings on a shared machine")
+    parser.add_argument(
+        "--idle",
+        type=float,
+        default=5.0,
+        help="seconds with nothing arriving after the warm-up: the runner's idle CPU (0: skip)",
+    )
+    parser.add_argument(
+        "--idle-settle",
+        type=float,
+        default=3.0,
+        help="seconds waited before the idle measurement starts: longer than "
+        "the runner's fast-poll period after the last arrival (2 s)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke size: 50 msg/s for 2 s, a burst of 100, 20 floor samples",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="whole runs (fresh services each), then each phase's p50 and p99 "
+        "across them: one run's tail swings on a shared machine",
+    )
     parser.add_argument("--bootstrap", help="use this broker instead of starting tansu")
     parser.add_argument("--pg-admin", default=PG_ADMIN)
     parser.add_argument("--mysql-admin", default=MYSQL_ADMIN)
@@ -466,21 +484,27 @@ def report(args: argparse.Namespace, measured: Measured) -> Measured:
     """Print one run's table, histograms and CPU; return *measured*."""
     phases, floor_rows, histograms, cpu = measured
     load = ", ".join(f"{n:.1f}" for n in os.getloadavg())
-    print(f"\nflightstate run as its own process (MariaDB inbox, PostgreSQL, tansu), "
-          f"commit {_commit_measured()}; runner settings from the environment; "
-          f"load average {load} on {os.cpu_count()} cores")
+    print(
+        f"\nflightstate run as its own process (MariaDB inbox, PostgreSQL, tansu), "
+        f"commit {_commit_measured()}; runner settings from the environment; "
+        f"load average {load} on {os.cpu_count()} cores"
+    )
     for line in render(phases, floor_rows):
         print(line)
     print("\nthe runner's own histograms, all phases and the warm-up (bucket upper bounds):")
     for name, (count, p50, p99) in histograms.items():
         print(f"  {name}: {count} observations, p50 <= {p50:g} s, p99 <= {p99:g} s")
     if "idle" in cpu:
-        print(f"runner process CPU, nothing arriving for {args.idle:g} s "
-              f"(from {args.idle_settle:g} s after the last arrival): "
-              f"{cpu['idle'] * 100:.1f} % of one core")
+        print(
+            f"runner process CPU, nothing arriving for {args.idle:g} s "
+            f"(from {args.idle_settle:g} s after the last arrival): "
+            f"{cpu['idle'] * 100:.1f} % of one core"
+        )
     for phase in phases:
-        print(f"runner process CPU, {phase.name}: {cpu[phase.name] / phase.sent * 1e6:,.0f} "
-              "µs per message (all its threads, until the last record was consumed)")
+        print(
+            f"runner process CPU, {phase.name}: {cpu[phase.name] / phase.sent * 1e6:,.0f} "
+            "µs per message (all its threads, until the last record was consumed)"
+        )
     return measured
 
 

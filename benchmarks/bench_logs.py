@@ -32,14 +32,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
+from flightstate_core.engine.processor import ServiceProcessor
 from flightstate_core.memory import MemoryStore
-from flightstate_core.processor import ServiceProcessor
-from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_runner.logs import BatchingStreamHandler, JsonFormatter
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import log_outcomes
+from flightstate_testing.traffic import TrafficGenerator
 
 
 class Batch:

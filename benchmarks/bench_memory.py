@@ -7,7 +7,7 @@ Three phases, each in its own forked child (its peak is its own; ``memory.forked
 2. ``apply``: ``process_batch`` of ``--batch`` packages in one transaction into a PostgreSQL
    store that already holds the flights (each package rewrites every flight of it);
 3. ``pump``: the whole pump over a PostgreSQL-table inbox holding ``--backlog`` packages,
-   reading within ``--batch-bytes`` (``flightstate_core.budget``), read-ahead on, until every
+   reading within ``--batch-bytes`` (``flightstate_core.engine.budget``), read-ahead on, until every
    row is committed and backfilled. Its peak is what the backlog costs, whatever its length.
 4. ``dense``: the same pump over ``--dense-backlog`` dense packages (``build_dense_dnld``:
    ``--dense-flights`` small flights in about the same text), where the byte budget alone
@@ -36,17 +36,17 @@ import psycopg
 from memory import PeakGrowth, forked  # benchmarks/ is on the path
 
 import flightstate_pg
-from flightstate_core import service
-from flightstate_core.budget import ReadBudget
-from flightstate_core.codec import decode
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.codec import decode
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine import service
+from flightstate_core.engine.budget import ReadBudget
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.records import InboxRow
-from flightstate_core.testing.builders import build_dense_dnld, build_dnld, dnld_backlog
-from flightstate_core.tuning import tune_gc_for_throughput
+from flightstate_core.support.tuning import tune_gc_for_throughput
 from flightstate_pg import PgStore
 from flightstate_pg.inbox import PgInbox, create_inbox_table, insert_messages
 from flightstate_pg.lease import PgLeaderLease
+from flightstate_testing.seeded import build_dense_dnld, build_dnld, dnld_backlog
 
 PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
 _MIB = 1024 * 1024
@@ -140,8 +140,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--backlog", type=int, default=40, help="packages in the pump phase")
     parser.add_argument("--batch-bytes", type=int, default=ReadBudget().max_bytes)
     parser.add_argument("--dense-flights", type=int, default=8000, help="flights per dense package")
-    parser.add_argument("--dense-backlog", type=int, default=56,
-                        help="dense packages in the dense phase (0: skip it)")
+    parser.add_argument(
+        "--dense-backlog",
+        type=int,
+        default=56,
+        help="dense packages in the dense phase (0: skip it)",
+    )
     args = parser.parse_args(argv)
     distinct = max(args.batch + 1, 4)
     raws = packages(distinct, args.flights)
@@ -164,8 +168,10 @@ def main(argv: list[str] | None = None) -> None:
     ):
         per = mib / count
         print(f"{name:46} {mib:+7.0f} MiB {per:9.1f} MiB {per / text_mib:7.1f}")
-    print(f"\npump: {seconds:.1f} s, {args.backlog / seconds:.2f} packages/s, "
-          f"{per_read} package(s) per read, {held} held at once with the read-ahead")
+    print(
+        f"\npump: {seconds:.1f} s, {args.backlog / seconds:.2f} packages/s, "
+        f"{per_read} package(s) per read, {held} held at once with the read-ahead"
+    )
     print("target: <= 10x the text per package; peak RSS = phase peak minus its start")
     if args.dense_backlog > 0:
         _dense_row(args)
@@ -179,9 +185,11 @@ def _dense_row(args: argparse.Namespace) -> None:
     )
     assert backfilled == args.dense_backlog, backfilled
     print(f"\ndense SCHD DNLD of {args.dense_flights} flights: {text_mib:.2f} MiB of text each")
-    print(f"pump {args.dense_backlog} dense packages: peak RSS {whole:.0f} MiB "
-          f"(growth {growth:+.0f} MiB), {seconds:.1f} s, "
-          f"{args.dense_backlog / seconds:.2f} packages/s; target <= 512 MiB")
+    print(
+        f"pump {args.dense_backlog} dense packages: peak RSS {whole:.0f} MiB "
+        f"(growth {growth:+.0f} MiB), {seconds:.1f} s, "
+        f"{args.dense_backlog / seconds:.2f} packages/s; target <= 512 MiB"
+    )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ postgres@127.0.0.1/test), migrates it, preloads 2,000 flights and measures, in o
 
 Targets: FLOP >= 70 % of raw; batched >= 2,000 msg/s; DNLD commit <= 1.5 s.
 The process runs with the collector tuned as the runner's pump process runs
-(``flightstate_core.tuning``); ``--default-gc`` measures CPython's defaults instead.
+(``flightstate_core.support.tuning``); ``--default-gc`` measures CPython's defaults instead.
 """
 
 from __future__ import annotations
@@ -36,14 +36,19 @@ from typing import Any
 import attrs
 import psycopg
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import EventKind, OutboxEvent, Outcome
-from flightstate_core.items import Item
-from flightstate_core.records import BackfillIntent, ProcessedMessage, ProcRecord, SnapLogEntry
-from flightstate_core.state import FlightState, FlightStatus
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import EventKind, OutboxEvent, Outcome
+from flightstate_core.domain.items import Item
+from flightstate_core.domain.records import (
+    BackfillIntent,
+    ProcessedMessage,
+    ProcRecord,
+    SnapLogEntry,
+)
+from flightstate_core.domain.state import FlightState, FlightStatus
+from flightstate_core.domain.wire import wire
+from flightstate_core.support.tuning import tune_gc_for_throughput
 from flightstate_core.testing.store_contract import full_collections
-from flightstate_core.tuning import tune_gc_for_throughput
-from flightstate_core.wire import wire
 from flightstate_pg import PgStore, migrate
 from flightstate_pg._codec import TypedValues, detail_rows, main_row
 from flightstate_pg._schema import DETAILS, MAIN
@@ -274,8 +279,9 @@ def run(dsn: str, flops: int, batch: int) -> list[tuple[str, str, str, str]]:
                                                 for n in range(FLIGHTS)], "DNLD"))  # fmt: skip
         settle(dsn)
         with psycopg.connect(dsn, autocommit=True) as conn:
-            raw_times.append(timed(
-                lambda p=raw_dnld: raw_unit(conn, p, {d.table.name for d in DETAILS})))
+            raw_times.append(
+                timed(lambda p=raw_dnld: raw_unit(conn, p, {d.table.name for d in DETAILS}))
+            )
         mid += 2
     t_store, t_raw = statistics.median(store_times), statistics.median(raw_times)
     rows.append((f"DNLD {FLIGHTS} flights, 1 tx (median of {DNLD_ROUNDS})", f"{t_store:.2f} s",
@@ -292,8 +298,11 @@ def main() -> None:
                         or "postgresql://postgres@127.0.0.1:5432/test")  # fmt: skip
     parser.add_argument("--flops", type=int, default=500)
     parser.add_argument("--batch", type=int, default=100)
-    parser.add_argument("--default-gc", action="store_true",
-                        help="CPython's default collector settings instead of the runner's")
+    parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="CPython's default collector settings instead of the runner's",
+    )
     args = parser.parse_args()
     if not args.default_gc:
         tune_gc_for_throughput()  # as the runner's pump process does

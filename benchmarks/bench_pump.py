@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python benchmarks/bench_pump.py [--messages N] [--batch B] [--compare-notify]
 
-Workload: ``flightstate_core.traffic.flop_backlog(N)`` (SCHD DNLD packages creating the
+Workload: ``flightstate_testing.traffic.flop_backlog(N)`` (SCHD DNLD packages creating the
 flights, then FLOP updates). Measured side by side, each on a fresh store database:
 
 - ``store raw apply``: ``service.process_batch`` straight from memory rows into PgStore
@@ -43,20 +43,20 @@ from memory import PeakGrowth, forked  # as it is for nox and for `python benchm
 from threads import CpuSampler
 
 import flightstate_pg
-from flightstate_core import service
-from flightstate_core.config import CoreConfig
-from flightstate_core.gaps import GapSettings
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.gaps import GapSettings
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine import service
 from flightstate_core.ports import Inbox
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.records import InboxRow
-from flightstate_core.traffic import flop_backlog
-from flightstate_core.tuning import tune_gc_for_throughput
+from flightstate_core.support.tuning import tune_gc_for_throughput
 from flightstate_mysql import MySqlInbox, create_cminmsgs, insert_messages, parse_mysql_dsn
 from flightstate_pg import PgStore
 from flightstate_pg.inbox import PgInbox, create_inbox_table
 from flightstate_pg.inbox import insert_messages as pg_insert
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.wakeup import DEFAULT_CHANNEL
+from flightstate_testing.traffic import flop_backlog
 
 PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
 MYSQL_ADMIN = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
@@ -199,15 +199,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--messages", type=int, default=3000)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--skip-pg-inbox", action="store_true")
-    parser.add_argument("--cpu", action="store_true",
-                        help="every 5 s of each phase, CPU µs per message by thread and server")
-    parser.add_argument("--compare-gaps", action="store_true",
-                        help="also the MariaDB pump with the gap logic off, and the grace's "
-                             "latency (benchmarks/bench_grace.py)")
-    parser.add_argument("--compare-notify", action="store_true",
-                        help="also the MariaDB pump with the store's NOTIFY off (the runner's)")
-    parser.add_argument("--default-gc", action="store_true",
-                        help="CPython's default collector settings instead of the runner's")
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="every 5 s of each phase, CPU µs per message by thread and server",
+    )
+    parser.add_argument(
+        "--compare-gaps",
+        action="store_true",
+        help="also the MariaDB pump with the gap logic off, and the grace's "
+        "latency (benchmarks/bench_grace.py)",
+    )
+    parser.add_argument(
+        "--compare-notify",
+        action="store_true",
+        help="also the MariaDB pump with the store's NOTIFY off (the runner's)",
+    )
+    parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="CPython's default collector settings instead of the runner's",
+    )
     args = parser.parse_args(argv)
     raws = flop_backlog(args.messages)
     machine = machine_line()

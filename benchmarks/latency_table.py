@@ -90,8 +90,13 @@ class PhaseResult:
         return self.sent / self.seconds if self.seconds > 0 else math.inf
 
 
-def summarize(name: str, sent: Mapping[int, float], commits: int,
-              state_at: Mapping[int, float], consumed_at: Mapping[int, float]) -> PhaseResult:
+def summarize(
+    name: str,
+    sent: Mapping[int, float],
+    commits: int,
+    state_at: Mapping[int, float],
+    consumed_at: Mapping[int, float],
+) -> PhaseResult:
     """The phase's result from each message's inbox commit time (*sent*, by inbox id),
     the runner's commit of its state and the consumer's receipt of its ``schd`` record."""
     to_state, lost_state = latencies(sent, state_at)

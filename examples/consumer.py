@@ -84,9 +84,12 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO)
     projection = SqliteProjection(args.db)
     consumer = ProjectionConsumer(
-        {"bootstrap.servers": args.bootstrap, "group.id": args.group}, args.topic, projection,
-        on_applied=lambda r: logging.info("%s v%d %s", r.flid, r.seen.state_version,
-                                          "deleted" if r.state is None else "updated"),
+        {"bootstrap.servers": args.bootstrap, "group.id": args.group},
+        args.topic,
+        projection,
+        on_applied=lambda r: logging.info(
+            "%s v%d %s", r.flid, r.seen.state_version, "deleted" if r.state is None else "updated"
+        ),
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -5,10 +5,10 @@ publish, and process inbox rows through the ``ports`` a backend implements. Ever
 here is deterministic given its inputs (the clock comes in through ``DecisionContext``).
 """
 
-from flightstate_core.codec import decode, encode
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Decision, DecisionContext, OutboxEvent, Outcome
-from flightstate_core.errors import (
+from flightstate_core.domain.codec import decode, encode
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Decision, DecisionContext, OutboxEvent, Outcome
+from flightstate_core.domain.errors import (
     ConfigError,
     FlightstateError,
     LeadershipLost,
@@ -16,12 +16,12 @@ from flightstate_core.errors import (
     ProtocolError,
     TransientError,
 )
-from flightstate_core.handlers import decide
-from flightstate_core.messages import Message
-from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_core.service import process_batch, process_message, record_dead
-from flightstate_core.state import FlightState, FlightStatus
-from flightstate_core.wire import wire
+from flightstate_core.domain.handlers import decide
+from flightstate_core.domain.messages import Message
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
+from flightstate_core.domain.state import FlightState, FlightStatus
+from flightstate_core.domain.wire import wire
+from flightstate_core.engine.service import process_batch, process_message, record_dead
 
 __all__ = [
     "ConfigError",

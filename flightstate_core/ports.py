@@ -8,8 +8,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from flightstate_core.outbox import OutboxBacklog, ParkedEvent
-from flightstate_core.records import (
+from flightstate_core.domain.outbox import OutboxBacklog, ParkedEvent
+from flightstate_core.domain.records import (
     BackfillIntent,
     GapRange,
     InboxRow,
@@ -17,7 +17,7 @@ from flightstate_core.records import (
     ProcessedMessage,
     ProcRecord,
 )
-from flightstate_core.state import FlightState
+from flightstate_core.domain.state import FlightState
 
 __all__ = [
     "ArchivedVersions",
@@ -196,7 +196,7 @@ class Outbox(Protocol):
 
     def mark_dispatched(self, event_ids: Sequence[int], at: datetime) -> None:
         """Advance over the leading undelivered rows that are all among *event_ids*
-        (``flightstate_core.outbox.leading_run``)."""
+        (``flightstate_core.domain.outbox.leading_run``)."""
 
     def purge_dispatched(self, older_than: datetime, limit: int) -> int:
         """Delete at most *limit* delivered rows (at or below the watermark) created before
@@ -245,7 +245,7 @@ class LeaderLease(Protocol):
     same process) renews at the same epoch; another process, or a restarted one, is another
     holder even with the same name: it gets None while the lease is live, and a higher
     epoch when it takes over. A lease that compares holder strings as given (e.g.
-    ``MemoryStore``) gets the same rule wrapped in ``flightstate_core.lease_identity.
+    ``MemoryStore``) gets the same rule wrapped in ``flightstate_core.engine.lease_identity.
     InstanceLease``. Keep one lease object per process (docs/design.md, "Leadership,
     fencing and bounded waits").
     """
@@ -260,7 +260,7 @@ class LeaderLease(Protocol):
 
 
 class MessageProcessor(Protocol):
-    """What the pump runs messages through (``flightstate_core.processor.ServiceProcessor``:
+    """What the pump runs messages through (``flightstate_core.engine.processor.ServiceProcessor``:
     the unit of work bound to a store, config and clock).
 
     Results are ``None`` for a replay (the message already had a PROC_STATE row).

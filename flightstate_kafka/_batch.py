@@ -42,8 +42,14 @@ class BatchTracker:
     names they were produced to (identity by default).
     """
 
-    def __init__(self, records: Sequence[OutboxRow], sends: Sequence[OutboxRow], *,
-                 coalesce: bool = True, topics: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        records: Sequence[OutboxRow],
+        sends: Sequence[OutboxRow],
+        *,
+        coalesce: bool = True,
+        topics: Mapping[str, str] | None = None,
+    ) -> None:
         self.records = records
         self.sends = sends
         self.coalesce = coalesce
@@ -91,8 +97,11 @@ class BatchTracker:
         value = msg.value()
         for position in range(first, len(self.sends)):
             record = self.sends[position]
-            if record.key.encode() == msg.key() and record.payload == value and \
-                    position not in self.parked:
+            if (
+                record.key.encode() == msg.key()
+                and record.payload == value
+                and position not in self.parked
+            ):
                 return position
         return first
 

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException
 
-from flightstate_core.errors import FlightstateError, PermanentError, TransientError
+from flightstate_core.domain.errors import FlightstateError, PermanentError, TransientError
 
 __all__ = ["REFUSALS", "refusal", "translate"]
 
 # Errors a retry cannot fix: bad configuration, authorization, a message the broker refuses.
-_PERMANENT = frozenset({
-    KafkaError._INVALID_ARG,
-    KafkaError.TOPIC_AUTHORIZATION_FAILED,
-    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
-    KafkaError.MSG_SIZE_TOO_LARGE,
-    KafkaError.INVALID_CONFIG,
-})
+_PERMANENT = frozenset(
+    {
+        KafkaError._INVALID_ARG,
+        KafkaError.TOPIC_AUTHORIZATION_FAILED,
+        KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+        KafkaError.MSG_SIZE_TOO_LARGE,
+        KafkaError.INVALID_CONFIG,
+    }
+)
 
 #: A record the broker (or the producer's own size check) refuses for what it *is*: sending
 #: it again cannot succeed, so the dispatcher parks it (docs/design.md, "Outbox dispatch").
@@ -24,12 +26,14 @@ _PERMANENT = frozenset({
 #: INVALID_RECORD: the broker failed to validate the record; INVALID_MSG_SIZE: a record
 #: size the broker cannot accept. Not INVALID_MSG (a CRC error: corruption on the way,
 #: retriable) and not timeouts or connection errors: a broker that is down never parks.
-REFUSALS = frozenset({
-    KafkaError.MSG_SIZE_TOO_LARGE,
-    KafkaError.RECORD_LIST_TOO_LARGE,
-    KafkaError.INVALID_RECORD,
-    KafkaError.INVALID_MSG_SIZE,
-})
+REFUSALS = frozenset(
+    {
+        KafkaError.MSG_SIZE_TOO_LARGE,
+        KafkaError.RECORD_LIST_TOO_LARGE,
+        KafkaError.INVALID_RECORD,
+        KafkaError.INVALID_MSG_SIZE,
+    }
+)
 
 
 def refusal(error: object) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from flightstate_core.outbox import ParkedEvent
+from flightstate_core.domain.outbox import ParkedEvent
 from flightstate_kafka._plan import OutboxRow
 
 __all__ = ["DispatchObserver", "NullObserver", "record_headers"]

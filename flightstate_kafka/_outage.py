@@ -43,7 +43,9 @@ class OutageLog:
             self._next = now + self._every
             self._log.warning(
                 "Kafka still unreachable after %.0f s (%d failures), last: %s",
-                now - self._since, self._failures, reason,
+                now - self._since,
+                self._failures,
+                reason,
                 extra={"event": "kafka_outage", "failures": self._failures},
             )
 
@@ -53,7 +55,8 @@ class OutageLog:
             return
         self._log.warning(
             "Kafka reachable again after %.0f s (%d failures)",
-            self._clock() - self._since, self._failures,
+            self._clock() - self._since,
+            self._failures,
             extra={"event": "kafka_outage_end", "failures": self._failures},
         )
         self._since, self._failures = None, 0

@@ -21,8 +21,8 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
-from flightstate_core.errors import FlightstateError
-from flightstate_core.outbox import PARKED_REASON_MAX_CHARS, ParkedEvent
+from flightstate_core.domain.errors import FlightstateError
+from flightstate_core.domain.outbox import PARKED_REASON_MAX_CHARS, ParkedEvent
 from flightstate_core.ports import Outbox, OutboxRow
 from flightstate_kafka._batch import BatchTracker
 from flightstate_kafka._observe import DispatchObserver

@@ -38,8 +38,11 @@ def select_sends(records: Sequence[OutboxRow], *, coalesce: bool = True) -> list
     if not coalesce:
         return list(records)
     last = {r.key: i for i, r in enumerate(records) if r.topic == "schd"}
-    return [r for i, r in enumerate(records)
-            if r.topic != "schd" or r.payload is None or last[r.key] == i]
+    return [
+        r
+        for i, r in enumerate(records)
+        if r.topic != "schd" or r.payload is None or last[r.key] == i
+    ]
 
 
 def plan_batch(records: Sequence[OutboxRow], *, coalesce: bool = True) -> list[Send]:

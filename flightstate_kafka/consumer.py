@@ -122,8 +122,9 @@ def decode_record(message: Message) -> SchdRecord:
         return SchdRecord(flid, Seen(int(version) if version else 0, None, True), None)
     state = json.loads(value)
     updated = state.get("updatedAt")
-    seen = Seen(int(state["stateVersion"]),
-                datetime.fromisoformat(updated) if updated else None, False)
+    seen = Seen(
+        int(state["stateVersion"]), datetime.fromisoformat(updated) if updated else None, False
+    )
     return SchdRecord(str(state.get("flid", flid)), seen, state)
 
 
@@ -147,17 +148,25 @@ class ProjectionConsumer:
     from ``start_offset`` (a rebuild from the beginning; no group join, commits nothing).
     """
 
-    def __init__(self, conf: Mapping[str, Any], topic: str, projection: Projection, *,
-                 subscribe: bool = True, start_offset: int = 0,
-                 on_applied: Callable[[SchdRecord], None] | None = None) -> None:
+    def __init__(
+        self,
+        conf: Mapping[str, Any],
+        topic: str,
+        projection: Projection,
+        *,
+        subscribe: bool = True,
+        start_offset: int = 0,
+        on_applied: Callable[[SchdRecord], None] | None = None,
+    ) -> None:
         self.topic = topic
         self.projection = projection
         self.applied = 0
         self.ignored = 0
         self._subscribe = subscribe
         self._on_applied = on_applied
-        self._consumer = Consumer({"enable.auto.commit": False,
-                                   "auto.offset.reset": "earliest", **conf})
+        self._consumer = Consumer(
+            {"enable.auto.commit": False, "auto.offset.reset": "earliest", **conf}
+        )
         if subscribe:
             self._consumer.subscribe([topic])
         else:

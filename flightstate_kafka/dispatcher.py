@@ -61,8 +61,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from flightstate_core.errors import LeadershipLost, PermanentError, TransientError
-from flightstate_core.outbox import OutboxBacklog
+from flightstate_core.domain.errors import LeadershipLost, PermanentError, TransientError
+from flightstate_core.domain.outbox import OutboxBacklog
 from flightstate_core.ports import CommitWatch, Outbox
 from flightstate_kafka._batch import BatchTracker
 from flightstate_kafka._errors import refusal, translate
@@ -113,7 +113,8 @@ class Dispatcher:
         self.idle = threading.Event()  # set while waiting for a wake-up (probes, tests)
         self._fence = fence
         self._epoch_header: list[tuple[str, str | bytes | None]] = (
-            [] if epoch is None else [("fs-epoch", b"%d" % epoch)])
+            [] if epoch is None else [("fs-epoch", b"%d" % epoch)]
+        )
         self._txn = settings.transactional_id is not None
         self._in_txn = False
         self.outage = OutageLog(log, settings.outage_log_every_s)
@@ -261,7 +262,8 @@ class Dispatcher:
             payload = record.payload
             # Parked, not produced: too large, or refused in an earlier attempt.
             if (payload is not None and len(payload) > limit) or (
-                    refused and record.event_id in refused):
+                refused and record.event_id in refused
+            ):
                 tracker.park(index, parking.reason(record))
                 continue
             topic, headers = topics[record.topic], headers_of(record) + extra
@@ -287,8 +289,12 @@ class Dispatcher:
             if topic not in self.settings.topics:
                 raise PermanentError(f"MSG_EVENT: unknown logical topic {topic!r}")
         coalesce = self.settings.coalesce
-        tracker = BatchTracker(records, select_sends(records, coalesce=coalesce),
-                               coalesce=coalesce, topics=self.settings.topics)
+        tracker = BatchTracker(
+            records,
+            select_sends(records, coalesce=coalesce),
+            coalesce=coalesce,
+            topics=self.settings.topics,
+        )
         if not self._in_txn:
             # Right before the window's first record: the shortest gap between the check
             # and the send (a transaction begun after it is fenced by the broker).
@@ -373,8 +379,7 @@ class Dispatcher:
             self._fatal = self._fatal or error or KafkaError(KafkaError._FAIL, str(exc))
         return False
 
-    def _fill(self, producer: Producer, window: list[BatchTracker],
-              stop: threading.Event) -> None:
+    def _fill(self, producer: Producer, window: list[BatchTracker], stop: threading.Event) -> None:
         """Read and produce up to ``pipeline_depth`` batches, reading one ahead.
 
         A read ahead left over from the previous window is used only while it is live:
@@ -427,13 +432,17 @@ class Dispatcher:
         if not committed or self._fatal is not None or not all(t.complete for t in window):
             self._drop_ahead()
             errors = [t.error for t in window if t.error is not None]
-            reason = str(self._fatal or (errors[0] if errors else None)
-                         or "records without a delivery report")
+            reason = str(
+                self._fatal
+                or (errors[0] if errors else None)
+                or "records without a delivery report"
+            )
             self.rebuild(reason)
             undelivered = sum(len(t.sends) - len(t.delivered_sends()) - len(t.parked)
                               for t in window)  # fmt: skip
-            raise TransientError(f"{undelivered} records not known delivered ({count} rows "
-                                 f"settled): {reason}")
+            raise TransientError(
+                f"{undelivered} records not known delivered ({count} rows settled): {reason}"
+            )
         return count
 
     def _park(self, window: Sequence[BatchTracker], through: int, now: datetime) -> None:
@@ -558,8 +567,7 @@ class Dispatcher:
                 return
             except TransientError as exc:
                 backoff = min(self.settings.max_backoff_s, max(0.1, backoff * 2))
-                self.outage.failed(f"dispatch failed (retrying every <= {backoff:.1f} s): "
-                                   f"{exc}")
+                self.outage.failed(f"dispatch failed (retrying every <= {backoff:.1f} s): {exc}")
                 stop.wait(backoff)
                 continue
             backoff = 0.0

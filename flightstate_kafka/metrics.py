@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from flightstate_core.outbox import ParkedEvent
+from flightstate_core.domain.outbox import ParkedEvent
 from flightstate_kafka._plan import OutboxRow
 
 __all__ = ["DispatcherMetrics"]
@@ -20,36 +20,59 @@ __all__ = ["DispatcherMetrics"]
 class DispatcherMetrics:
     """A ``DispatchObserver`` that keeps Prometheus gauges and counters."""
 
-    def __init__(self, registry: CollectorRegistry | None = None,
-                 namespace: str = "flightstate") -> None:
+    def __init__(
+        self, registry: CollectorRegistry | None = None, namespace: str = "flightstate"
+    ) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         reg, ns = self.registry, namespace
         self.backlog_events = Gauge(
-            "outbox_backlog_events", "MSG_EVENT rows not yet delivered to Kafka",
-            namespace=ns, registry=reg)
+            "outbox_backlog_events",
+            "MSG_EVENT rows not yet delivered to Kafka",
+            namespace=ns,
+            registry=reg,
+        )
         self.oldest_age = Gauge(
             "outbox_oldest_undelivered_age_seconds",
             "Age of the oldest undelivered MSG_EVENT row (0 when none)",
-            namespace=ns, registry=reg)
+            namespace=ns,
+            registry=reg,
+        )
         self.records = Counter(
-            "kafka_records_delivered", "Kafka records delivered", ["topic"],
-            namespace=ns, registry=reg)
-        self.rows = Counter(
-            "outbox_rows_dispatched", "Outbox rows settled by a delivery (incl. coalesced)",
+            "kafka_records_delivered",
+            "Kafka records delivered",
             ["topic"],
-            namespace=ns, registry=reg)
+            namespace=ns,
+            registry=reg,
+        )
+        self.rows = Counter(
+            "outbox_rows_dispatched",
+            "Outbox rows settled by a delivery (incl. coalesced)",
+            ["topic"],
+            namespace=ns,
+            registry=reg,
+        )
         self.failures = Counter(
-            "kafka_records_failed", "Kafka records not delivered (retried later)",
-            namespace=ns, registry=reg)
+            "kafka_records_failed",
+            "Kafka records not delivered (retried later)",
+            namespace=ns,
+            registry=reg,
+        )
         self.parked_events = Counter(
-            "outbox_events_parked", "Outbox rows parked: not deliverable for a permanent "
+            "outbox_events_parked",
+            "Outbox rows parked: not deliverable for a permanent "
             "reason (too large, refused by the broker); the watermark moved past them",
-            ["topic"], namespace=ns, registry=reg)
+            ["topic"],
+            namespace=ns,
+            registry=reg,
+        )
         for topic in ("schd", "msg"):  # from 0: an alert on increase() sees the first one
             self.parked_events.labels(topic)
         self.rebuilds = Counter(
-            "kafka_producer_rebuilds", "Producers thrown away and rebuilt",
-            namespace=ns, registry=reg)
+            "kafka_producer_rebuilds",
+            "Producers thrown away and rebuilt",
+            namespace=ns,
+            registry=reg,
+        )
 
     def delivered(self, topic: str, records: int, rows: int) -> None:
         """Count delivered records and the rows they settled."""

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 
 from confluent_kafka import Producer
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.errors import ConfigError
 from flightstate_kafka.settings import KafkaSettings
 
 __all__ = ["PINNED", "SIZED", "ProducerFactory", "build_producer", "producer_config"]
@@ -79,8 +79,9 @@ def producer_config(settings: KafkaSettings) -> dict[str, str]:
     }
     for key, value in settings.producer_overrides.items():
         if key in SIZED:
-            raise ConfigError(f"kafka.producer_overrides: {key} follows kafka.max_record_bytes;"
-                              " set that instead")
+            raise ConfigError(
+                f"kafka.producer_overrides: {key} follows kafka.max_record_bytes; set that instead"
+            )
         if key in PINNED and str(value).lower() != PINNED[key]:
             raise ConfigError(f"kafka.producer_overrides: {key} is pinned to {PINNED[key]}")
         conf[key] = str(value)

@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 from attrs import field, frozen
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.errors import ConfigError
 
 __all__ = ["LOGICAL_TOPICS", "RECORD_ALLOWANCE_BYTES", "KafkaSettings", "TopicSettings"]
 
@@ -105,5 +105,7 @@ class KafkaSettings:
         if not self.outage_log_every_s > 0:  # also refuses NaN
             raise ConfigError("kafka.outage_log_every_s must be positive")
         if not 4 * RECORD_ALLOWANCE_BYTES <= self.max_record_bytes <= _MAX_RECORD_LIMIT:
-            raise ConfigError(f"kafka.max_record_bytes must be {4 * RECORD_ALLOWANCE_BYTES}.."
-                              f"{_MAX_RECORD_LIMIT} (librdkafka's message.max.bytes range)")
+            raise ConfigError(
+                f"kafka.max_record_bytes must be {4 * RECORD_ALLOWANCE_BYTES}.."
+                f"{_MAX_RECORD_LIMIT} (librdkafka's message.max.bytes range)"
+            )

@@ -18,7 +18,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from flightstate_core.errors import TransientError
+from flightstate_core.domain.errors import TransientError
 from flightstate_kafka._errors import translate
 from flightstate_kafka.settings import KafkaSettings, TopicSettings
 
@@ -87,8 +87,12 @@ def provision_topics(
     admin = AdminClient({"bootstrap.servers": bootstrap, "logger": _librdkafka_log})  # type: ignore[dict-item]
     _reachable(admin, bootstrap, timeout)
     new = [
-        NewTopic(settings.topics[logical], num_partitions=topics.partitions,
-                 replication_factor=topics.replication_factor, config=configs[logical])
+        NewTopic(
+            settings.topics[logical],
+            num_partitions=topics.partitions,
+            replication_factor=topics.replication_factor,
+            config=configs[logical],
+        )
         for logical in ("schd", "msg")
     ]
     futures = admin.create_topics(new, request_timeout=timeout)

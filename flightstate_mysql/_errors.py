@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import pymysql
 
-from flightstate_core.errors import PermanentError, TransientError
+from flightstate_core.domain.errors import PermanentError, TransientError
 
 __all__ = ["TRANSIENT_CODES", "is_transient", "mysql_errors"]
 

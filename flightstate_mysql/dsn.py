@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from flightstate_core.dsn import check_url_credentials
+from flightstate_core.support.dsn import check_url_credentials
 
 __all__ = ["parse_mysql_dsn"]
 
@@ -28,7 +28,7 @@ _DEFAULT_PORT = 3306
 def parse_mysql_dsn(dsn: str) -> dict[str, Any]:
     """Return PyMySQL ``connect()`` kwargs for *dsn*; raise ``ValueError`` if it is not one.
 
-    The user and password end at the last ``@`` (``flightstate_core.dsn``: where the
+    The user and password end at the last ``@`` (``flightstate_core.support.dsn``: where the
     redactor hides them); a raw ``/``, ``?``, ``#`` or space in them is refused. Error
     messages never quote the DSN, which may hold a password.
     """

@@ -26,10 +26,10 @@ from zoneinfo import ZoneInfo
 
 import pymysql
 
-from flightstate_core.budget import ReadBudget, ReadPlan
-from flightstate_core.lazy import LazyConnection
-from flightstate_core.operations import backfill_values, local_naive, received_instant
-from flightstate_core.records import BackfillIntent, InboxRow
+from flightstate_core.domain.records import BackfillIntent, InboxRow
+from flightstate_core.engine.budget import ReadBudget, ReadPlan
+from flightstate_core.engine.operations import backfill_values, local_naive, received_instant
+from flightstate_core.support.lazy import LazyConnection
 from flightstate_mysql._errors import mysql_errors
 from flightstate_mysql.dsn import parse_mysql_dsn
 
@@ -40,14 +40,14 @@ if TYPE_CHECKING:  # the driver's Connection is generic only in its type stubs
 
     Connection: TypeAlias = pymysql.connections.Connection[Any]
 
-# A read is two statements (``flightstate_core.budget``): ids and byte lengths of the next
+# A read is two statements (``flightstate_core.engine.budget``): ids and byte lengths of the next
 # rows (no text travels), then the texts of the planned prefix; a text over the message
 # limit is not sent (NULL), only its length.
 _SIZES = (
     "SELECT CMINMSGS_ID, LENGTH(CMINMSGS_CLOB_MSG) FROM `{table}`"
     " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
 )
-# Gap look-ups (flightstate_core.gaps): the ranges become one OR of BETWEENs on the
+# Gap look-ups (flightstate_core.domain.gaps): the ranges become one OR of BETWEENs on the
 # primary key, which MySQL/MariaDB read as a set of range scans (at most 100 per query).
 # They are few rows (late ones), read in one statement; a text over the message limit is
 # still not sent, only its length.
@@ -132,7 +132,9 @@ class MySqlInbox:
             dsn, connect_timeout=connect_timeout, read_timeout=read_timeout
         )
         self._writer = MySqlConnection(
-            dsn, connect_timeout=connect_timeout, read_timeout=read_timeout,
+            dsn,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
             lock_wait_timeout=lock_wait_timeout,
         )
         self._tz = local_tz if isinstance(local_tz, ZoneInfo) else ZoneInfo(local_tz)
@@ -145,7 +147,7 @@ class MySqlInbox:
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit* rows and the budget's
-        bytes; see ``flightstate_core.budget``); never modifies one."""
+        bytes; see ``flightstate_core.engine.budget``); never modifies one."""
         with mysql_errors("read cminmsgs"), self._reader.use() as conn, conn.cursor() as cur:
             cur.execute(self._sizes, (cursor, limit))
             plan = self._budget.plan([(int(r[0]), r[1]) for r in cur.fetchall()])
@@ -174,9 +176,7 @@ class MySqlInbox:
 
     def read_unprocessed(self, after: int, upto: int, limit: int) -> list[InboxRow]:
         """Rows with after < id <= upto and no DATE_PROCESSED, id order (a key range scan)."""
-        return self._read_late(
-            "reconcile cminmsgs", self._select_unprocessed, (after, upto, limit)
-        )
+        return self._read_late("reconcile cminmsgs", self._select_unprocessed, (after, upto, limit))
 
     def _read_late(self, what: str, query: str, params: Sequence[object]) -> list[InboxRow]:
         limit = self._budget.max_message_bytes
@@ -244,8 +244,12 @@ def _late_row(
     message_id, text, received, length = int(values[0]), values[1], values[2], values[3]
     over = length is not None and int(length) > limit
     raw = "" if over or text is None else _text(text)
-    return InboxRow(message_id, raw, received_instant(received, zone, values[4], read_at),
-                    size=int(length) if over else None)
+    return InboxRow(
+        message_id,
+        raw,
+        received_instant(received, zone, values[4], read_at),
+        size=int(length) if over else None,
+    )
 
 
 def _text(value: object) -> str:

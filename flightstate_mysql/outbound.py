@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import Final
 from zoneinfo import ZoneInfo
 
-from flightstate_core.operations import local_naive
-from flightstate_core.requests import ROUTING_RQFD  # daily-schedule request
+from flightstate_core.engine.operations import local_naive
+from flightstate_core.engine.requests import ROUTING_RQFD  # daily-schedule request
 from flightstate_mysql._errors import mysql_errors
 from flightstate_mysql.inbox import MySqlConnection, plain_table
 

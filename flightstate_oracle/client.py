@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import oracledb
 from attrs import frozen
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.errors import ConfigError
 from flightstate_oracle import sql
 from flightstate_oracle.errors import oracle_errors
 

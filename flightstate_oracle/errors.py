@@ -30,7 +30,7 @@ from typing import Final
 
 import oracledb
 
-from flightstate_core.errors import FlightstateError, PermanentError, TransientError
+from flightstate_core.domain.errors import FlightstateError, PermanentError, TransientError
 
 __all__ = [
     "PERMANENT_CODES",

@@ -2,7 +2,7 @@
 
 Taking the lease from another holder, from nobody, or after a release bumps EPOCH (the
 fencing token); renewing our own keeps it. HOLDER is ``name#instance``
-(``flightstate_core.lease_identity``): each lease object has its own instance id, so another
+(``flightstate_core.engine.lease_identity``): each lease object has its own instance id, so another
 process with the same name is another holder, and a restarted one leads at a new epoch.
 11g has no MERGE .. RETURNING, so the MERGE is followed by a read of the row in the same
 transaction: we lead iff the row names us.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import oracledb
 
-from flightstate_core.lease_identity import instance_holder, new_instance
+from flightstate_core.engine.lease_identity import instance_holder, new_instance
 from flightstate_oracle import sql
 from flightstate_oracle.db import merge_many, query, run
 from flightstate_oracle.errors import oracle_errors
@@ -33,7 +33,10 @@ class OracleLeaderLease:
     """``LeaderLease`` on Oracle's PIPELINE_LOCK row (pooled connections)."""
 
     def __init__(
-        self, pool: oracledb.ConnectionPool, *, lock_name: str = "pipeline",
+        self,
+        pool: oracledb.ConnectionPool,
+        *,
+        lock_name: str = "pipeline",
         instance: str | None = None,
     ) -> None:
         """*instance*: this process's instance id (default: a new one per lease object)."""

@@ -2,7 +2,7 @@
 
 Same entry points and behaviour as ``flightstate_pg.lifecycle`` (the rules, the related-flight
 load, the events, the batch loop and ``CleanupReport`` are pure, in
-``flightstate_core.lifecycle``); what differs is only how the SQL is said in 11g
+``flightstate_core.engine.lifecycle``); what differs is only how the SQL is said in 11g
 (``sql_ops``):
 
 - One short transaction per batch, PIPELINE_LOCK taken first with the leader's epoch.
@@ -30,11 +30,12 @@ from functools import partial
 import oracledb
 from attrs import frozen
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import OutboxEvent
-from flightstate_core.errors import PermanentError
-from flightstate_core.layout import MAIN_TABLE
-from flightstate_core.lifecycle import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import OutboxEvent
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.layout import MAIN_TABLE
+from flightstate_core.domain.state import FlightState
+from flightstate_core.engine.lifecycle import (
     CLEANUP_STEPS,
     CleanupPlan,
     CleanupReport,
@@ -45,8 +46,7 @@ from flightstate_core.lifecycle import (
     cleanup_events,
     run_batches,
 )
-from flightstate_core.state import FlightState
-from flightstate_core.unit_of_work import locked_transaction as core_locked_transaction
+from flightstate_core.engine.unit_of_work import locked_transaction as core_locked_transaction
 from flightstate_oracle import sql, sql_ops
 from flightstate_oracle.db import query, run_many
 from flightstate_oracle.errors import oracle_errors
@@ -80,7 +80,7 @@ def transaction_connection(tx: OracleTransaction) -> oracledb.Connection:
 def locked_transaction(
     store: OracleStore, epoch: int | None
 ) -> Iterator[tuple[OracleTransaction, oracledb.Connection]]:
-    """The core's locked transaction (``flightstate_core.unit_of_work``, the one place
+    """The core's locked transaction (``flightstate_core.engine.unit_of_work``, the one place
     PIPELINE_LOCK is taken, fenced by ``epoch``) and its connection."""
     with core_locked_transaction(store, epoch) as tx:
         yield tx, tx.connection

@@ -13,8 +13,8 @@ from typing import TypeVar
 
 import oracledb
 
-from flightstate_core.layout import DETAIL_TABLES
-from flightstate_core.state import FlightState
+from flightstate_core.domain.layout import DETAIL_TABLES
+from flightstate_core.domain.state import FlightState
 from flightstate_oracle import sql
 from flightstate_oracle.db import query
 from flightstate_oracle.rows import flight_from_rows

@@ -4,7 +4,7 @@ Same entry points, signatures and decisions as ``flightstate_pg.operator`` (read
 docstring: republish takes PIPELINE_LOCK so its rows land after every event of the states it
 read; a republished row is a ``schd`` record of the current version, KIND ``REPUBLISH``,
 MESSAGE_ID NULL; a DELETED flight is republished as a tombstone). The payloads, the FLID
-batches and the history entries are pure, in ``flightstate_core.operations``. 11g
+batches and the history entries are pure, in ``flightstate_core.engine.operations``. 11g
 differences:
 
 - ``flight_history`` reads in one ``SET TRANSACTION READ ONLY`` transaction (Oracle's
@@ -24,8 +24,9 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.operations import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.state import FlightState
+from flightstate_core.engine.operations import (
     REPUBLISH_KIND,
     HistoryProc,
     event_entry,
@@ -35,7 +36,6 @@ from flightstate_core.operations import (
     republish_payload,
     snap_entry,
 )
-from flightstate_core.state import FlightState
 from flightstate_oracle import sql, sql_ops
 from flightstate_oracle.db import query, run, run_many
 from flightstate_oracle.errors import oracle_errors

@@ -22,9 +22,9 @@ from datetime import datetime, timedelta
 
 import oracledb
 
-from flightstate_core.errors import PermanentError
-from flightstate_core.outbox import OutboxBacklog, ParkedEvent, leading_run
-from flightstate_core.records import OutboxRecord
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.outbox import OutboxBacklog, ParkedEvent, leading_run
+from flightstate_core.domain.records import OutboxRecord
 from flightstate_oracle import sql
 from flightstate_oracle.db import query, run, run_many
 from flightstate_oracle.errors import oracle_errors
@@ -47,9 +47,7 @@ class OracleOutbox:
 
     concurrent_marks = True
 
-    def __init__(
-        self, pool: oracledb.ConnectionPool, *, outbox_name: str = DEFAULT_OUTBOX
-    ) -> None:
+    def __init__(self, pool: oracledb.ConnectionPool, *, outbox_name: str = DEFAULT_OUTBOX) -> None:
         if not outbox_name:
             raise ValueError("outbox_name must be non-empty ('' is NULL in Oracle)")
         self._pool = pool
@@ -131,9 +129,18 @@ class OracleOutbox:
 
     def park(self, events: Sequence[ParkedEvent], at: datetime) -> None:
         """Record *events* as parked (``Outbox.park``; an EVENT_ID parked before is kept)."""
-        rows = [{"EVENT_ID": e.event_id, "FLID": e.flid, "TOPIC": e.topic,
-                 "STATE_VERSION": e.state_version, "SIZE_BYTES": e.size_bytes,
-                 "REASON": e.reason, "PARKED_AT": to_utc_naive(at)} for e in events]
+        rows = [
+            {
+                "EVENT_ID": e.event_id,
+                "FLID": e.flid,
+                "TOPIC": e.topic,
+                "STATE_VERSION": e.state_version,
+                "SIZE_BYTES": e.size_bytes,
+                "REASON": e.reason,
+                "PARKED_AT": to_utc_naive(at),
+            }
+            for e in events
+        ]
         with oracle_errors(), self._pool.acquire() as conn:
             run_many(conn, sql.PARKED_INSERT, rows)
             conn.commit()

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from flightstate_core.decision import Outcome
-from flightstate_core.records import (
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.records import (
     BackfillIntent,
     OutboxRecord,
     ProcessedMessage,
     ProcRecord,
     SnapLogEntry,
 )
-from flightstate_core.write_plan import payload_text, snap_texts
+from flightstate_core.domain.write_plan import payload_text, snap_texts
 from flightstate_oracle.presence import (
     decode_text,
     encode_texts,

@@ -4,7 +4,7 @@ Same entry points, signatures and behaviour as ``flightstate_pg.requests`` (read
 docstring for the design: SCHD_RESPONSE_LOG's key makes matching idempotent; reconciling
 judges "open" as of the RESP's PROCESSED_AT; sending spans two databases; requests take
 row locks, not PIPELINE_LOCK). The matching, the RQFD text, the loops and the reports are
-pure, in ``flightstate_core.requests``. 11g differences, all in ``sql_ops``:
+pure, in ``flightstate_core.engine.requests``. 11g differences, all in ``sql_ops``:
 
 - REQUEST_ID and SEQN come from SCHD_REQUEST_ID_SEQ / SCHD_REQUEST_SEQN (one SELECT ..
   FROM DUAL) before the INSERT: no identity column, no RETURNING into a bind here.
@@ -25,10 +25,9 @@ from typing import Any
 
 import oracledb
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.messages import ScheduleMessage
-from flightstate_core.ports import Inbox
-from flightstate_core.requests import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.messages import ScheduleMessage
+from flightstate_core.engine.requests import (
     ROUTING_RQFD,
     Outbound,
     ReconcileReport,
@@ -45,6 +44,7 @@ from flightstate_core.requests import (
     schedule_response_hook,
     window_from_inbox,
 )
+from flightstate_core.ports import Inbox
 from flightstate_oracle import sql_ops
 from flightstate_oracle._responses import aware as _aware
 from flightstate_oracle._responses import number as _number

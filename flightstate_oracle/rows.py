@@ -2,7 +2,7 @@
 codec; PostgreSQL's twin is ``flightstate_pg._codec``).
 
 What a state may hold is decided by the core's lossless guard (``validate_state``, which is
-``flightstate_core.write_plan.validate``), run by the plan before any row is built; this
+``flightstate_core.domain.write_plan.validate``), run by the plan before any row is built; this
 module lays values out as binds and adds what only Oracle needs. Bind names equal column
 names. Every text is checked against its column's byte limit
 (``schema.check_fits``) while the rows are built, so an over-long value fails before any
@@ -15,21 +15,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from flightstate_core.catalog import COLLECTIONS, ValueKind
-from flightstate_core.errors import PermanentError
-from flightstate_core.items import Item
-from flightstate_core.layout import (
+from flightstate_core.domain.catalog import COLLECTIONS, ValueKind
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.items import Item
+from flightstate_core.domain.layout import (
     DETAIL_TABLES,
     DOCUMENT_COLUMNS,
     SCALAR_COLUMNS,
     DetailTable,
     TypedColumn,
 )
-from flightstate_core.provenance import decode as decode_provenance
-from flightstate_core.provenance import encode as encode_provenance
-from flightstate_core.state import FlightState, FlightStatus
-from flightstate_core.write_plan import typed_twin
-from flightstate_core.write_plan import validate as validate_state
+from flightstate_core.domain.provenance import decode as decode_provenance
+from flightstate_core.domain.provenance import encode as encode_provenance
+from flightstate_core.domain.state import FlightState, FlightStatus
+from flightstate_core.domain.write_plan import typed_twin
+from flightstate_core.domain.write_plan import validate as validate_state
 from flightstate_oracle.documents import decode_document, encode_document
 from flightstate_oracle.presence import (
     encode_texts,

@@ -30,8 +30,8 @@ from typing import Final
 
 from attrs import frozen
 
-from flightstate_core.errors import PermanentError
-from flightstate_core.layout import (
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.layout import (
     DETAIL_TABLES,
     DOCUMENT_COLUMNS,
     MAIN_TABLE,

@@ -22,7 +22,7 @@ from typing import Final
 
 from attrs import frozen
 
-from flightstate_core.layout import DETAIL_TABLES
+from flightstate_core.domain.layout import DETAIL_TABLES
 from flightstate_oracle.schema import TABLES, Bind, Table
 
 __all__ = [
@@ -204,7 +204,7 @@ PROC_DUPLICATE: Final = _stmt(
       ORDER BY MESSAGE_ID DESC) WHERE ROWNUM <= 1""",
     {"DTTM": Bind.TSTZ},
 )
-# Batch reads (flightstate_core.unit_of_work): fixed-size IN lists, chunked by the caller.
+# Batch reads (flightstate_core.engine.unit_of_work): fixed-size IN lists, chunked by the caller.
 # Why not a collection bind or a temporary table: see ``transaction.OracleTransaction``.
 PROC_IDS: Final = _stmt(
     "proc_ids",
@@ -368,8 +368,12 @@ PARKED_INSERT: Final = _stmt(
     SELECT :EVENT_ID, :FLID, :TOPIC, :STATE_VERSION, :SIZE_BYTES, :REASON,
       FROM_TZ(:PARKED_AT, '+00:00') FROM DUAL
     WHERE NOT EXISTS (SELECT 1 FROM OUTBOX_PARKED WHERE EVENT_ID = :EVENT_ID)""",
-    {"EVENT_ID": Bind.NUMBER, "STATE_VERSION": Bind.NUMBER, "SIZE_BYTES": Bind.NUMBER,
-     "PARKED_AT": Bind.TSTZ},
+    {
+        "EVENT_ID": Bind.NUMBER,
+        "STATE_VERSION": Bind.NUMBER,
+        "SIZE_BYTES": Bind.NUMBER,
+        "PARKED_AT": Bind.TSTZ,
+    },
 )
 PARKED_SELECT: Final = _stmt(
     "parked_select",
@@ -405,7 +409,7 @@ CURSOR_MERGE: Final = _stmt(
       VALUES (s.INBOX_NAME, s.LAST_MESSAGE_ID, SYSTIMESTAMP)""",
     {"LAST_MESSAGE_ID": Bind.NUMBER},
 )
-# Open inbox gaps (flightstate_core.gaps): few rows per inbox, replaced as a whole.
+# Open inbox gaps (flightstate_core.domain.gaps): few rows per inbox, replaced as a whole.
 GAPS_SELECT: Final = _stmt(
     "gaps_select",
     "SELECT LOW_ID, HIGH_ID, SYS_EXTRACT_UTC(FIRST_SEEN_AT) AS FIRST_SEEN_AT FROM INBOX_GAP "

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from flightstate_core.catalog import TERMINAL_EVIDENCE_SCALARS
-from flightstate_core.layout import DETAIL_TABLES, MAIN_TABLE
+from flightstate_core.domain.catalog import TERMINAL_EVIDENCE_SCALARS
+from flightstate_core.domain.layout import DETAIL_TABLES, MAIN_TABLE
 from flightstate_oracle.schema import TABLES, Bind
 from flightstate_oracle.sql import (
     LOCK_WAIT_SECONDS,
@@ -113,12 +113,9 @@ _NOW_OR = "CASE WHEN :{0} IS NULL THEN SYSTIMESTAMP ELSE FROM_TZ(:{0}, '+00:00')
 
 REQUEST_IDS: Final = register(
     "request_ids",
-    "SELECT SCHD_REQUEST_ID_SEQ.NEXTVAL AS REQUEST_ID, SCHD_REQUEST_SEQN.NEXTVAL AS SEQN "
-    "FROM DUAL",
+    "SELECT SCHD_REQUEST_ID_SEQ.NEXTVAL AS REQUEST_ID, SCHD_REQUEST_SEQN.NEXTVAL AS SEQN FROM DUAL",
 )
-REQUEST_SEQN: Final = register(
-    "request_seqn", "SELECT SCHD_REQUEST_SEQN.NEXTVAL AS SEQN FROM DUAL"
-)
+REQUEST_SEQN: Final = register("request_seqn", "SELECT SCHD_REQUEST_SEQN.NEXTVAL AS SEQN FROM DUAL")
 REQUEST_INSERT: Final = register(
     "request_insert",
     "INSERT INTO SCHD_REQUEST (REQUEST_ID, SNDR, WINDOW_START, WINDOW_END, SEQN, SENT_AT, "
@@ -279,7 +276,7 @@ SNAPS_OF_FLIGHT: Final = register(
     f"SELECT MESSAGE_ID, STYP, FLIDS, {_utc('CREATED_AT')} FROM SCHD_SNAP_LOG "
     "WHERE DBMS_LOB.INSTR(FLIDS, :NEEDLE) > 0 ORDER BY MESSAGE_ID",
 )
-# Requeue (flightstate_core.requeue): take a DEAD message's PROC_STATE row back. Under
+# Requeue (flightstate_core.engine.requeue): take a DEAD message's PROC_STATE row back. Under
 # PIPELINE_LOCK no other writer touches PROC_STATE, so a plain read, then the delete.
 DEAD_PROC: Final = register(
     "dead_proc",

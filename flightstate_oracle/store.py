@@ -16,11 +16,11 @@ from datetime import datetime
 
 import oracledb
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import FlightstateError, PermanentError
-from flightstate_core.records import BackfillIntent, GapRange
-from flightstate_core.state import FlightState
-from flightstate_core.unit_of_work import locked_transaction
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import FlightstateError, PermanentError
+from flightstate_core.domain.records import BackfillIntent, GapRange
+from flightstate_core.domain.state import FlightState
+from flightstate_core.engine.unit_of_work import locked_transaction
 from flightstate_oracle import sql
 from flightstate_oracle.client import OracleSettings, create_pool, parse_oracle_url
 from flightstate_oracle.db import query, run, run_many

@@ -9,7 +9,7 @@ sibling reuses the name (Oracle moves a re-declared savepoint). Oracle has no RE
 SAVEPOINT; a savepoint simply ends with the transaction. Loaded and saved states are cached
 as in flightstate_pg, and a savepoint rollback restores the cache.
 
-Batch reads (``get_procs``, ``find_duplicates``; ``flightstate_core.unit_of_work``) chunk their keys
+Batch reads (``get_procs``, ``find_duplicates``; ``engine.unit_of_work``) chunk their keys
 into fixed-size IN lists of ``sql.IN_LIST_SIZE`` (100) binds padded with NULL, the same way
 ``load`` reads flights. Why not a collection bind (``TABLE(:ids)``) or a global temporary
 table: both need schema objects (a ``CREATE TYPE`` / a GTT) and extra round trips (the
@@ -32,12 +32,12 @@ from zoneinfo import ZoneInfo
 
 import oracledb
 
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import LeadershipLost, PermanentError
-from flightstate_core.records import ProcessedMessage, ProcRecord
-from flightstate_core.requests import ResponseLog
-from flightstate_core.requeue import DeadClaim
-from flightstate_core.state import FlightState
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import LeadershipLost, PermanentError
+from flightstate_core.domain.records import ProcessedMessage, ProcRecord
+from flightstate_core.domain.state import FlightState
+from flightstate_core.engine.requests import ResponseLog
+from flightstate_core.engine.requeue import DeadClaim
 from flightstate_oracle import _requeue, sql
 from flightstate_oracle._responses import response_log
 from flightstate_oracle.db import query, run

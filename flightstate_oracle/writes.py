@@ -1,7 +1,7 @@
 """Oracle's executor of the core write plan, for a ``save`` or a ``save_many`` (the caller
 owns the transaction). PostgreSQL's twin is ``flightstate_pg._write``.
 
-What is written is decided by ``flightstate_core.write_plan`` (final states, validation,
+What is written is decided by ``flightstate_core.domain.write_plan`` (final states, validation,
 which detail tables change per FLID, the intent check, the cursor, the gap rows, and the
 order of the steps, ``WRITE_STEPS``). Here ``plan_writes`` builds and checks every bind row
 (byte limits too) before the first statement runs, and ``execute_plan`` runs the steps:
@@ -21,18 +21,18 @@ import attrs
 import oracledb
 from attrs import frozen
 
-from flightstate_core.errors import PermanentError
-from flightstate_core.gaps import late_count
-from flightstate_core.records import GapRange, ProcessedMessage
-from flightstate_core.state import FlightState
-from flightstate_core.write_plan import (
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.gaps import late_count
+from flightstate_core.domain.records import GapRange, ProcessedMessage
+from flightstate_core.domain.state import FlightState
+from flightstate_core.domain.write_plan import (
     WRITE_STEPS,
     DetailChange,
     gaps_to_write,
     run_steps,
     stamp_texts,
 )
-from flightstate_core.write_plan import plan_writes as plan_of
+from flightstate_core.domain.write_plan import plan_writes as plan_of
 from flightstate_oracle import sql
 from flightstate_oracle.db import merge_many, query, run, run_many
 from flightstate_oracle.presence import from_utc_naive, to_utc_naive
@@ -72,9 +72,7 @@ class WritePlan:
     stamps: list[Row] = attrs.field(factory=list)
 
 
-def _detail_binds(
-    change: DetailChange, zone: ZoneInfo, pivot: int
-) -> tuple[list[Row], list[Row]]:
+def _detail_binds(change: DetailChange, zone: ZoneInfo, pivot: int) -> tuple[list[Row], list[Row]]:
     """DELETE binds (one per FLID) and INSERT rows of one detail table's change."""
     rows = [row for state in change.writes for row in detail_rows(change.table, state, zone, pivot)]
     return [{"FLID": flid} for flid in change.deletes], rows
@@ -91,9 +89,7 @@ def plan_writes(
     plan = plan_of(batch, known)
     return WritePlan(
         mains=[flight_row(state, zone, pivot) for state in plan.states],
-        details={
-            name: _detail_binds(change, zone, pivot) for name, change in plan.details.items()
-        },
+        details={name: _detail_binds(change, zone, pivot) for name, change in plan.details.items()},
         events=[row for processed in batch for row in event_rows(processed)],
         procs=[proc_row(processed) for processed in batch],
         cursor=plan.cursor,

@@ -24,8 +24,8 @@ from typing import Any, Final
 
 import psycopg
 
-from flightstate_core.provenance import stored_text
-from flightstate_core.state import FlightState
+from flightstate_core.domain.provenance import stored_text
+from flightstate_core.domain.state import FlightState
 
 __all__ = ["STAMPS", "StateCache"]
 

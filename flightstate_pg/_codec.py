@@ -1,7 +1,7 @@
 """FlightState <-> rows of FLIGHT_SCHD and the detail tables (PostgreSQL's row codec).
 
 What a state may hold is decided by the core's lossless guard (``validate``, re-exported
-from ``flightstate_core.write_plan``), run by the plan before any row is built; this module
+from ``flightstate_core.domain.write_plan``), run by the plan before any row is built; this module
 only lays values out in column order. Empty text and NULL are different in PostgreSQL and
 kept apart: ``""`` is a present-empty value, NULL absent. Oracle's twin is
 ``flightstate_oracle.rows``.
@@ -14,19 +14,19 @@ from itertools import compress, repeat
 from operator import is_not
 from typing import Any, Final
 
-from flightstate_core.catalog import ValueKind
-from flightstate_core.items import Item
-from flightstate_core.layout import (
+from flightstate_core.domain.catalog import ValueKind
+from flightstate_core.domain.items import Item
+from flightstate_core.domain.layout import (
     DETAIL_TABLES,
     DOCUMENT_COLUMNS,
     SCALAR_COLUMNS,
     DetailTable,
     TypedColumn,
 )
-from flightstate_core.provenance import decode as decode_provenance
-from flightstate_core.provenance import encode as encode_provenance
-from flightstate_core.state import FlightState, FlightStatus
-from flightstate_core.write_plan import TypedValues, validate
+from flightstate_core.domain.provenance import decode as decode_provenance
+from flightstate_core.domain.provenance import encode as encode_provenance
+from flightstate_core.domain.state import FlightState, FlightStatus
+from flightstate_core.domain.write_plan import TypedValues, validate
 from flightstate_pg._docjson import decode_document, encode_document
 
 __all__ = ["TypedValues", "decode_details", "decode_main", "detail_rows", "main_row", "validate"]

@@ -13,7 +13,7 @@ from typing import Final
 
 import psycopg
 
-from flightstate_core.errors import FlightstateError, PermanentError, TransientError
+from flightstate_core.domain.errors import FlightstateError, PermanentError, TransientError
 
 __all__ = ["DISCARD_CODES", "classify", "discard_after", "translated"]
 

@@ -15,10 +15,10 @@ from typing import Any, Final
 
 import psycopg
 
-from flightstate_core.catalog import COLLECTIONS
-from flightstate_core.items import Item
-from flightstate_core.state import FlightState
-from flightstate_core.tuning import collector_paused
+from flightstate_core.domain.catalog import COLLECTIONS
+from flightstate_core.domain.items import Item
+from flightstate_core.domain.state import FlightState
+from flightstate_core.support.tuning import collector_paused
 from flightstate_pg._codec import decode_details, decode_main
 from flightstate_pg._schema import DETAILS, MAIN
 
@@ -34,9 +34,7 @@ BY_FLIDS = ("WHERE FLID = ANY(%b)", "WHERE FLID = ANY(%b)")
 _CODESHARES_OF = "SELECT FLID FROM FLIGHT_SCHD WHERE MAID = ANY(%b) AND MAID <> FLID ORDER BY FLID"
 
 
-def fetch_states(
-    conn: Conn, where: tuple[str, str], keys: Sequence[str]
-) -> dict[str, FlightState]:
+def fetch_states(conn: Conn, where: tuple[str, str], keys: Sequence[str]) -> dict[str, FlightState]:
     """Full states of the flights the WHERE pair selects (one pipeline, one query per table)."""
     if not keys:
         return {}

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import psycopg
 from psycopg import pq
 
-from flightstate_core.lazy import LazyConnection
+from flightstate_core.support.lazy import LazyConnection
 from flightstate_pg._errors import discard_after
 
 __all__ = ["ConnectionSource", "SimplePool", "lazy_connection", "plan_each_execution", "prepare"]

@@ -26,6 +26,7 @@ __all__ = ["UnitReads", "duplicate_rows", "read_unit"]
 Conn = psycopg.Connection[Any]
 DuplicateRows = dict[tuple[str, str], list[tuple[int, datetime | None]]]
 
+
 def duplicate_rows(rows: Collection[Sequence[Any]]) -> DuplicateRows:
     """``find_duplicates``' answer from rows of (identity_key, digest, message id, DTTM)."""
     found: DuplicateRows = {}
@@ -110,8 +111,13 @@ def read_unit(
 ) -> UnitReads:
     """One statement (one round trip): the processed ids, duplicates, stamps of *probe*,
     codeshares of *masters* and archived floors of *probe*."""
-    params = {"ids": list(message_ids), "keys": [k for k, _ in keys],
-              "digests": [d for _, d in keys], "probe": list(probe), "masters": list(masters)}
+    params = {
+        "ids": list(message_ids),
+        "keys": [k for k, _ in keys],
+        "digests": [d for _, d in keys],
+        "probe": list(probe),
+        "masters": list(masters),
+    }
     procs: set[int] = set()
     dups: list[tuple[Any, ...]] = []
     stamps: list[tuple[Any, ...]] = []

@@ -1,5 +1,5 @@
 """The schedule-request rows a transaction reads and writes while it applies a SCHD RESP:
-the ``ResponseLog`` port in SQL (matching itself is pure, ``flightstate_core.requests``).
+the ``ResponseLog`` port in SQL (matching itself is pure, ``flightstate_core.engine.requests``).
 
 Apart from ``requests.py`` so that ``PgTransaction.response_log`` can import it without
 importing the module that imports the transaction."""
@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import psycopg
 
-from flightstate_core.requests import (
+from flightstate_core.engine.requests import (
     RequestStatus,
     ResponseLog,
     ScheduleRequestRecord,

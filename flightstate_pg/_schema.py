@@ -1,4 +1,4 @@
-"""SQL text of the store, built once from ``flightstate_core.layout`` (S608 noqa: see below).
+"""SQL text of the store, built once from ``flightstate_core.domain.layout`` (S608 noqa: see below).
 
 Identifiers come only from layout constants (never from input); every value is a bound
 parameter. Reads select raw columns only: typed twins (``_TS``, ``_MIN``) are derived on
@@ -11,7 +11,7 @@ from typing import Final
 
 from attrs import frozen
 
-from flightstate_core.layout import (
+from flightstate_core.domain.layout import (
     DETAIL_TABLES,
     DOCUMENT_COLUMNS,
     MAIN_FIXED_COLUMNS,
@@ -75,8 +75,7 @@ def _main_sql() -> MainSql:
         upsert,
         upsert_numbered,
         f"SELECT {', '.join(read)} FROM {MAIN_TABLE} ",  # noqa: S608
-        f"CREATE TEMP TABLE IF NOT EXISTS FS_MAIN_STAGE (LIKE {MAIN_TABLE}) "
-        "ON COMMIT DELETE ROWS",
+        f"CREATE TEMP TABLE IF NOT EXISTS FS_MAIN_STAGE (LIKE {MAIN_TABLE}) ON COMMIT DELETE ROWS",
         CopyTarget("FS_MAIN_STAGE", write, MAIN_TABLE),
         f"INSERT INTO {MAIN_TABLE} ({columns}) SELECT {columns} FROM FS_MAIN_STAGE "  # noqa: S608
         f"ON CONFLICT (FLID) DO UPDATE SET {updates}",

@@ -1,7 +1,7 @@
 """PostgreSQL's executor of the core write plan: pipelined (one round trip) for a message,
 COPY for a package or a batch.
 
-What is written is decided by ``flightstate_core.write_plan`` (final states, validation,
+What is written is decided by ``flightstate_core.domain.write_plan`` (final states, validation,
 which detail tables change per FLID, the intent check, the cursor, the gap rows, and the
 order of the steps, ``WRITE_STEPS``); this module turns the plan into statements. Multi-row
 steps use ``executemany`` (no per-item statement), or binary COPY for a package or a batch
@@ -21,9 +21,9 @@ from typing import Any, Final
 import psycopg
 from attrs import frozen
 
-from flightstate_core.records import GapRange, ProcessedMessage
-from flightstate_core.state import FlightState
-from flightstate_core.write_plan import (
+from flightstate_core.domain.records import GapRange, ProcessedMessage
+from flightstate_core.domain.state import FlightState
+from flightstate_core.domain.write_plan import (
     WRITE_STEPS,
     DetailChange,
     WritePlan,

@@ -20,9 +20,9 @@ from zoneinfo import ZoneInfo
 import psycopg
 from psycopg import sql
 
-from flightstate_core.budget import ReadBudget, ReadPlan
-from flightstate_core.operations import backfill_values, received_instant
-from flightstate_core.records import BackfillIntent, InboxRow
+from flightstate_core.domain.records import BackfillIntent, InboxRow
+from flightstate_core.engine.budget import ReadBudget, ReadPlan
+from flightstate_core.engine.operations import backfill_values, received_instant
 from flightstate_pg._errors import translated
 from flightstate_pg._pool import lazy_connection
 
@@ -42,14 +42,14 @@ CREATE TABLE IF NOT EXISTS {table} (
   CMINMSGS_STATUS varchar(20)
 )
 """
-# A read is two statements (``flightstate_core.budget``): ids and byte lengths of the next
+# A read is two statements (``flightstate_core.engine.budget``): ids and byte lengths of the next
 # rows (octet_length reads the stored length, no text travels), then the texts of the planned
 # prefix; a text over the message limit is not sent (NULL), only its length.
 _SIZES = (
     "SELECT CMINMSGS_ID, octet_length(CMINMSGS_CLOB_MSG) FROM {table}"
     " WHERE CMINMSGS_ID > %s ORDER BY CMINMSGS_ID LIMIT %s"
 )
-# Gap look-ups (flightstate_core.gaps): one primary-key range scan per open gap, bounded.
+# Gap look-ups (flightstate_core.domain.gaps): one primary-key range scan per open gap, bounded.
 # Few rows (late ones), one statement; a text over the message limit is still not sent.
 _SELECT_RANGES = (
     "SELECT t.* FROM unnest(%(lows)s::bigint[], %(highs)s::bigint[]) AS g(lo, hi)"
@@ -156,7 +156,7 @@ class PgInbox:
 
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit* rows and the budget's
-        bytes; see ``flightstate_core.budget``); never modifies one."""
+        bytes; see ``flightstate_core.engine.budget``); never modifies one."""
         with translated(), self._reader.use() as conn:
             sizes = conn.execute(self._sizes, (cursor, limit)).fetchall()
             plan = self._budget.plan([(int(r[0]), r[1]) for r in sizes])

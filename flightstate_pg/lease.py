@@ -3,7 +3,7 @@
 Why one row for both: the lease (HOLDER, LEASE_EXPIRES_AT) decides who pumps; EPOCH is the
 fencing token. Taking the lease over from another holder (or from nobody, or after a
 release) bumps EPOCH; renewing our own lease keeps it. HOLDER is ``name#instance``
-(``flightstate_core.lease_identity``): each lease object has its own instance id, so a
+(``flightstate_core.engine.lease_identity``): each lease object has its own instance id, so a
 second process with the same name is another holder (it stands by) and a restarted process
 takes over at a new epoch instead of continuing its predecessor's.
 Every state transaction takes the same row ``FOR UPDATE`` in ``lock_pipeline(epoch)`` and
@@ -40,8 +40,8 @@ from typing import Any
 
 import psycopg
 
-from flightstate_core.errors import PermanentError, TransientError
-from flightstate_core.lease_identity import instance_holder, new_instance
+from flightstate_core.domain.errors import PermanentError, TransientError
+from flightstate_core.engine.lease_identity import instance_holder, new_instance
 from flightstate_pg._errors import translated
 from flightstate_pg._pool import lazy_connection
 from flightstate_pg.session import holder_application_name
@@ -149,7 +149,7 @@ class PgLeaderLease:
 
     def status(self) -> tuple[int, str | None, bool] | None:
         """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row; HOLDER
-        as stored, ``name#instance`` (``flightstate_core.lease_identity.split_holder``)."""
+        as stored, ``name#instance`` (``flightstate_core.engine.lease_identity.split_holder``)."""
         row = self._run(_STATUS + " WHERE LOCK_NAME = %(name)s", {"name": self._name})
         return None if row is None else (int(row[0]), row[1], bool(row[2]))
 

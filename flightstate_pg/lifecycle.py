@@ -2,7 +2,7 @@
 
 Why it looks like this:
 
-- The rules are pure (``flightstate_core.lifecycle``, which also loads the candidates with
+- The rules are pure (``flightstate_core.engine.lifecycle``, which also loads the candidates with
   every related master/codeshare, builds the events and runs the batch loop); this module
   only selects candidates and writes the plan.
 - One short transaction per batch (``policy.batch_limit`` candidates): PIPELINE_LOCK is
@@ -30,11 +30,11 @@ from typing import Any, Final
 import psycopg
 from attrs import frozen
 
-from flightstate_core.catalog import TERMINAL_EVIDENCE_SCALARS
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import OutboxEvent
-from flightstate_core.layout import DETAIL_TABLES, MAIN_TABLE, DetailTable
-from flightstate_core.lifecycle import (
+from flightstate_core.domain.catalog import TERMINAL_EVIDENCE_SCALARS
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import OutboxEvent
+from flightstate_core.domain.layout import DETAIL_TABLES, MAIN_TABLE, DetailTable
+from flightstate_core.engine.lifecycle import (
     CLEANUP_STEPS,
     CleanupPlan,
     CleanupReport,
@@ -44,7 +44,7 @@ from flightstate_core.lifecycle import (
     cleanup_batch,
     run_batches,
 )
-from flightstate_core.unit_of_work import locked_transaction as core_locked_transaction
+from flightstate_core.engine.unit_of_work import locked_transaction as core_locked_transaction
 from flightstate_pg._schema import MAIN
 from flightstate_pg.store import PgStore
 from flightstate_pg.transaction import PgTransaction
@@ -78,7 +78,7 @@ def transaction_connection(tx: PgTransaction) -> Conn:
 
 @contextmanager
 def locked_transaction(store: PgStore, epoch: int | None) -> Iterator[tuple[PgTransaction, Conn]]:
-    """The core's locked transaction (``flightstate_core.unit_of_work``, the one place
+    """The core's locked transaction (``flightstate_core.engine.unit_of_work``, the one place
     PIPELINE_LOCK is taken, fenced by ``epoch``) and its connection."""
     with core_locked_transaction(store, epoch) as tx:
         yield tx, tx.connection

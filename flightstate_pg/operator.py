@@ -6,7 +6,7 @@ run of snapshots of one FLID, so a republished older version committed after a n
 pump event would hide the newer one.
 
 Decisions (the driver-free parts, payloads, batches and history entries, are in
-``flightstate_core.operations``, shared with Oracle):
+``flightstate_core.engine.operations``, shared with Oracle):
 - A republished row is a ``schd`` record with the current STATE_VERSION (unchanged: a
   republish is not a change) and KIND ``REPUBLISH``, MESSAGE_ID NULL, no ``msg``.
 - A DELETED flight still in the current state is republished as a tombstone (null value):
@@ -27,8 +27,8 @@ from typing import Any, Final
 
 import psycopg
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.operations import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.engine.operations import (
     REPUBLISH_KIND,
     HistoryProc,
     event_entry,

@@ -34,10 +34,10 @@ from typing import Any, NamedTuple
 
 import psycopg
 
-from flightstate_core.errors import PermanentError
-from flightstate_core.lazy import LazyConnection
-from flightstate_core.outbox import OutboxBacklog, ParkedEvent
-from flightstate_core.records import OutboxRecord
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.outbox import OutboxBacklog, ParkedEvent
+from flightstate_core.domain.records import OutboxRecord
+from flightstate_core.support.lazy import LazyConnection
 from flightstate_pg._errors import translated
 from flightstate_pg._pool import lazy_connection
 from flightstate_pg.wakeup import DEFAULT_CHANNEL, OutboxListener, notify_outbox
@@ -163,8 +163,14 @@ class PgOutbox:
 
     concurrent_marks = True
 
-    def __init__(self, conninfo: str, *, outbox_name: str = DEFAULT_OUTBOX,
-                 connect_timeout: int = 10, channel: str = DEFAULT_CHANNEL) -> None:
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        outbox_name: str = DEFAULT_OUTBOX,
+        connect_timeout: int = 10,
+        channel: str = DEFAULT_CHANNEL,
+    ) -> None:
         self.outbox_name = outbox_name
         self.channel = channel
         self._conninfo, self._connect_timeout = conninfo, connect_timeout
@@ -197,8 +203,14 @@ class PgOutbox:
     def _fetch(self, query: str, limit: int, after_event_id: int) -> list[Any]:
         if not self._checked:
             self.watermark()
-        rows, _ = self._run(self._read, "fetching undelivered events", query,
-                            (after_event_id, self.outbox_name, limit), binary=True, fetch=True)
+        rows, _ = self._run(
+            self._read,
+            "fetching undelivered events",
+            query,
+            (after_event_id, self.outbox_name, limit),
+            binary=True,
+            fetch=True,
+        )
         return rows
 
     def advance(self, through_event_id: int, at: datetime) -> None:
@@ -208,8 +220,12 @@ class PgOutbox:
         delivered or coalesced into a delivered record: the dispatcher does, because it
         read those rows contiguously from the watermark. One single-row UPDATE.
         """
-        self._run(self._write, "advancing the outbox watermark", _ADVANCE,
-                  (through_event_id, at, self.outbox_name, through_event_id))
+        self._run(
+            self._write,
+            "advancing the outbox watermark",
+            _ADVANCE,
+            (through_event_id, at, self.outbox_name, through_event_id),
+        )
 
     def mark_dispatched(self, event_ids: Sequence[int], at: datetime) -> None:
         """``Outbox.mark_dispatched`` in the watermark model: advance the watermark over
@@ -218,43 +234,65 @@ class PgOutbox:
         given are not recorded: those rows are read and sent again (at least once).
         """
         if event_ids:
-            params = {"name": self.outbox_name, "ids": list(event_ids),
-                      "top": max(event_ids), "at": at}
+            params = {
+                "name": self.outbox_name,
+                "ids": list(event_ids),
+                "top": max(event_ids),
+                "at": at,
+            }
             self._run(self._write, "marking events dispatched", _MARK, params)
 
     def purge_dispatched(self, older_than: datetime, limit: int) -> int:
         """Delete at most *limit* delivered rows (ids at or below the watermark) created
         before *older_than*, oldest first; return how many."""
-        _, count = self._run(self._write, "purging dispatched events", _PURGE,
-                             (self.outbox_name, older_than, limit))
+        _, count = self._run(
+            self._write, "purging dispatched events", _PURGE, (self.outbox_name, older_than, limit)
+        )
         return count
 
     def watermark(self) -> int:
         """The current watermark (``PermanentError`` if its row does not exist)."""
-        rows, _ = self._run(self._read, "reading the outbox watermark", _GET_WATERMARK,
-                            (self.outbox_name,), fetch=True)
+        rows, _ = self._run(
+            self._read,
+            "reading the outbox watermark",
+            _GET_WATERMARK,
+            (self.outbox_name,),
+            fetch=True,
+        )
         if not rows:
-            raise PermanentError(f"OUTBOX_WATERMARK row {self.outbox_name!r} missing: "
-                                 "apply migration 0004 first")
+            raise PermanentError(
+                f"OUTBOX_WATERMARK row {self.outbox_name!r} missing: apply migration 0004 first"
+            )
         self._checked = True
         return int(rows[0][0])
 
     def backlog(self) -> OutboxBacklog:
         """How many rows wait for delivery and how old the oldest one is (database clock)."""
-        rows, _ = self._run(self._stats, "reading the outbox backlog", _BACKLOG,
-                            (self.outbox_name,), fetch=True)
+        rows, _ = self._run(
+            self._stats, "reading the outbox backlog", _BACKLOG, (self.outbox_name,), fetch=True
+        )
         if not rows:
-            raise PermanentError(f"OUTBOX_WATERMARK row {self.outbox_name!r} missing: "
-                                 "apply migration 0004 first")
+            raise PermanentError(
+                f"OUTBOX_WATERMARK row {self.outbox_name!r} missing: apply migration 0004 first"
+            )
         mark, count, age = rows[0]
         return OutboxBacklog(int(count), None if age is None else float(age), int(mark))
 
     def park(self, events: Sequence[ParkedEvent], at: datetime) -> None:
         """Record *events* as parked (``Outbox.park``; one statement per event, few)."""
-        with self._write.lock, translated("parking outbox events"), \
-                self._write.db.use() as conn, conn.cursor() as cur:
-            cur.executemany(_PARK, [(e.event_id, e.flid, e.topic, e.state_version,
-                                     e.size_bytes, e.reason, at) for e in events])
+        with (
+            self._write.lock,
+            translated("parking outbox events"),
+            self._write.db.use() as conn,
+            conn.cursor() as cur,
+        ):
+            cur.executemany(
+                _PARK,
+                [
+                    (e.event_id, e.flid, e.topic, e.state_version, e.size_bytes, e.reason, at)
+                    for e in events
+                ],
+            )
 
     def parked(self, limit: int) -> list[ParkedEvent]:
         """Unresolved parked events, lowest EVENT_ID first, at most *limit* (on the read
@@ -287,13 +325,24 @@ class PgOutbox:
         finally:
             listener.close()
 
-    def _run(self, session: _Session, what: str, query: str,
-             params: Sequence[Any] | dict[str, Any], *, binary: bool = False,
-             fetch: bool = False) -> tuple[list[Any], int]:
+    def _run(
+        self,
+        session: _Session,
+        what: str,
+        query: str,
+        params: Sequence[Any] | dict[str, Any],
+        *,
+        binary: bool = False,
+        fetch: bool = False,
+    ) -> tuple[list[Any], int]:
         """Execute on *session*; (rows if *fetch*, rowcount). A failed call drops the
         connection (the next one reconnects: a new session may reach a promoted primary)."""
-        with session.lock, translated(what), session.db.use() as conn, \
-                conn.cursor(binary=binary) as cur:
+        with (
+            session.lock,
+            translated(what),
+            session.db.use() as conn,
+            conn.cursor(binary=binary) as cur,
+        ):
             cur.execute(query, params, prepare=True)
             return (cur.fetchall() if fetch else []), cur.rowcount
 

@@ -2,7 +2,7 @@
 
 Why it looks like this:
 
-- The rules are pure (``flightstate_core.requests``: matching over the ``ResponseLog``
+- The rules are pure (``flightstate_core.engine.requests``: matching over the ``ResponseLog``
   port, the RQFD text, the loops and the reports); this module says them in SQL.
 - Requests live in SCHD_REQUEST, every applied SCHD RESP gets one SCHD_RESPONSE_LOG row
   (REQUEST_ID NULL = unsolicited). That row's primary key makes matching idempotent, so
@@ -29,10 +29,9 @@ from typing import Any, Final
 
 import psycopg
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.messages import ScheduleMessage
-from flightstate_core.ports import Inbox
-from flightstate_core.requests import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.messages import ScheduleMessage
+from flightstate_core.engine.requests import (
     ROUTING_RQFD,
     Outbound,
     ReconcileReport,
@@ -49,6 +48,7 @@ from flightstate_core.requests import (
     schedule_response_hook,
     window_from_inbox,
 )
+from flightstate_core.ports import Inbox
 from flightstate_pg._responses import COLUMNS as _COLUMNS
 from flightstate_pg._responses import record as _record
 from flightstate_pg._responses import response_log

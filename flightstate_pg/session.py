@@ -25,8 +25,8 @@ import math
 from attrs import frozen
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from flightstate_core.errors import ConfigError
-from flightstate_core.lease_identity import SEPARATOR, split_holder
+from flightstate_core.domain.errors import ConfigError
+from flightstate_core.engine.lease_identity import SEPARATOR, split_holder
 
 __all__ = ["SessionLimits", "holder_application_name", "with_session_limits"]
 
@@ -59,7 +59,8 @@ class SessionLimits:
         settings = {
             "lock_timeout": _ms(self.lock_timeout) if self.lock_timeout else 0,
             "idle_in_transaction_session_timeout": (
-                _ms(self.idle_in_transaction) if self.idle_in_transaction else 0),
+                _ms(self.idle_in_transaction) if self.idle_in_transaction else 0
+            ),
             "statement_timeout": _ms(self.statement_timeout) if self.statement_timeout else 0,
         }
         if self.keepalive_idle:
@@ -74,8 +75,13 @@ class SessionLimits:
             return {}
         idle = max(1, round(self.keepalive_idle))
         interval = max(1, idle // 2)
-        return {"keepalives": 1, "keepalives_idle": idle, "keepalives_interval": interval,
-                "keepalives_count": 3, "tcp_user_timeout": (idle + 3 * interval) * 1000}
+        return {
+            "keepalives": 1,
+            "keepalives_idle": idle,
+            "keepalives_interval": interval,
+            "keepalives_count": 3,
+            "tcp_user_timeout": (idle + 3 * interval) * 1000,
+        }
 
 
 def holder_application_name(holder: str) -> str:

@@ -16,13 +16,13 @@ from zoneinfo import ZoneInfo
 
 import psycopg
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import FlightstateError
-from flightstate_core.layout import DETAIL_TABLES, MAIN_TABLE
-from flightstate_core.records import BackfillIntent, GapRange
-from flightstate_core.state import FlightState
-from flightstate_core.unit_of_work import locked_transaction
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import FlightstateError
+from flightstate_core.domain.layout import DETAIL_TABLES, MAIN_TABLE
+from flightstate_core.domain.records import BackfillIntent, GapRange
+from flightstate_core.domain.state import FlightState
+from flightstate_core.engine.unit_of_work import locked_transaction
 from flightstate_pg._cache import StateCache
 from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated

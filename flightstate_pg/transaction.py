@@ -22,12 +22,12 @@ from typing import Any, Final, ParamSpec, TypeVar
 
 import psycopg
 
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import LeadershipLost, PermanentError
-from flightstate_core.records import ProcessedMessage, ProcRecord
-from flightstate_core.requests import ResponseLog
-from flightstate_core.requeue import DeadClaim
-from flightstate_core.state import FlightState
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import LeadershipLost, PermanentError
+from flightstate_core.domain.records import ProcessedMessage, ProcRecord
+from flightstate_core.domain.state import FlightState
+from flightstate_core.engine.requests import ResponseLog
+from flightstate_core.engine.requeue import DeadClaim
 from flightstate_pg import _requeue
 from flightstate_pg._cache import STAMPS, StateCache
 from flightstate_pg._codec import TypedValues
@@ -174,8 +174,9 @@ class PgTransaction:
 
     def _require_lock(self) -> None:
         if not self._locked:
-            raise PermanentError("lock_pipeline() must come first: reads and decisions "
-                                 "happen inside the lock")
+            raise PermanentError(
+                "lock_pipeline() must come first: reads and decisions happen inside the lock"
+            )
 
     @_guarded
     def get_proc(self, message_id: int) -> ProcRecord | None:

@@ -19,7 +19,7 @@ from typing import Any, Final
 import psycopg
 from psycopg import sql
 
-from flightstate_core.records import ProcessedMessage
+from flightstate_core.domain.records import ProcessedMessage
 
 __all__ = ["DEFAULT_CHANNEL", "OutboxListener", "notify_outbox"]
 

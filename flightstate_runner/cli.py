@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import click
 
-from flightstate_core.errors import ConfigError, FlightstateError
+from flightstate_core.domain.errors import ConfigError, FlightstateError
 from flightstate_runner.config import RunnerConfig, load_config, redact
 from flightstate_runner.logs import configure_logging
 
@@ -88,8 +88,12 @@ def _safe(exc: BaseException) -> str:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--config", "config_path", type=click.Path(path_type=Path),
-              help="TOML file (table [flightstate] or top level).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="TOML file (table [flightstate] or top level).",
+)
 @click.option("--pg-dsn", help="PostgreSQL state store (FLIGHTSTATE_PG_DSN).")
 @click.option("--mysql-dsn", help="MySQL/MariaDB inbox, mysql://... (FLIGHTSTATE_MYSQL_DSN).")
 @click.option("--kafka-bootstrap", help="Kafka bootstrap host:port (FLIGHTSTATE_KAFKA_BOOTSTRAP).")
@@ -113,9 +117,12 @@ def cli(ctx: click.Context, /, config_path: Path | None, text_logs: bool, **opti
 @click.option("--seed", default=1, show_default=True)
 @click.option("--show", default=2, show_default=True, help="Flights printed in full.")
 @click.option("--summary-json", type=click.Path(), help="Also write the summary here.")
-@click.option("--keep", is_flag=True,
-              help="Leave the demo's PostgreSQL running (its DSN is printed) to try "
-                   "status/show/history on it.")
+@click.option(
+    "--keep",
+    is_flag=True,
+    help="Leave the demo's PostgreSQL running (its DSN is printed) to try "
+    "status/show/history on it.",
+)
 @click.pass_context
 @command
 def demo(ctx: click.Context, *, messages: int, flights: int, seed: int, show: int,
@@ -157,7 +164,7 @@ def migrate(ctx: click.Context) -> None:
 def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
         metrics_bind: str | None, holder: str | None) -> None:  # fmt: skip
     """Pump the inbox, backfill it, and dispatch the outbox to Kafka."""
-    from flightstate_core.tuning import tune_gc_for_throughput  # noqa: PLC0415
+    from flightstate_core.support.tuning import tune_gc_for_throughput  # noqa: PLC0415
     from flightstate_runner.loop import Runner  # noqa: PLC0415
     from flightstate_runner.metrics import RunnerMetrics  # noqa: PLC0415
     from flightstate_runner.probes import ensure_runner_tables  # noqa: PLC0415
@@ -175,7 +182,7 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     log.info("lease holder %s, instance %s", config.holder, services.lease.instance,
              extra={"event": "instance", "holder": config.holder,
                     "instance": services.lease.instance})  # fmt: skip
-    tune_gc_for_throughput()  # the pump is this process's whole job (see flightstate_core.tuning)
+    tune_gc_for_throughput()  # the pump is this process's whole job (support.tuning)
     try:
         _wait_for_store(lambda: ensure_runner_tables(services.pg_dsn), config.backoff_max)
         runner = Runner(services, metrics, log, bootstrap=config.kafka_bootstrap,
@@ -224,22 +231,28 @@ def requeue(ctx: click.Context, message_id: int) -> None:
     proc = result.processed.proc
     log.info("requeued", extra={"event": "requeue", "message_id": message_id,
                                 "outcome": proc.status.value, "reason": proc.reason})  # fmt: skip
-    click.echo(f"message {message_id}: DEAD ({result.previous_reason}) -> {proc.status.value}"
-               + (f" ({proc.reason})" if proc.reason else "")
-               + f"; {len(result.processed.events)} event(s) written"
-               + ("" if result.backfilled else "; inbox write-back left to the pump"))
+    click.echo(
+        f"message {message_id}: DEAD ({result.previous_reason}) -> {proc.status.value}"
+        + (f" ({proc.reason})" if proc.reason else "")
+        + f"; {len(result.processed.events)} event(s) written"
+        + ("" if result.backfilled else "; inbox write-back left to the pump")
+    )
     sys.exit(0 if proc.status.value != "DEAD" else EXIT_FAILED)
 
 
 @cli.command()
 @click.argument("flid")
-@click.option("--json", "as_json", is_flag=True,
-              help="The full schd wire form (every field, null when unset).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="The full schd wire form (every field, null when unset).",
+)
 @click.pass_context
 @command
 def show(ctx: click.Context, flid: str, as_json: bool) -> None:
     """Print a flight's current state: its set fields (or --json: the schd wire form)."""
-    from flightstate_core.wire import wire_object  # noqa: PLC0415
+    from flightstate_core.domain.wire import wire_object  # noqa: PLC0415
     from flightstate_pg import PgStore  # noqa: PLC0415
     from flightstate_runner.views import render_flight  # noqa: PLC0415
     from flightstate_runner.wiring import require, require_schema  # noqa: PLC0415
@@ -293,8 +306,13 @@ def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None
 
 
 @cli.command()
-@click.option("--timeout", type=float, default=10.0, show_default=True,
-              help="Seconds to wait for a broker to answer.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for a broker to answer.",
+)
 @click.pass_context
 @command
 def topics(ctx: click.Context, timeout: float) -> None:

@@ -19,12 +19,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from attrs import evolve, field, fields, frozen
 
-from flightstate_core.budget import DEFAULT_BATCH_MAX_BYTES, DEFAULT_BATCH_MAX_RECORDS
-from flightstate_core.config import CoreConfig
-from flightstate_core.dsn import check_url_credentials, redact
-from flightstate_core.errors import ConfigError
-from flightstate_core.gaps import GapSettings
-from flightstate_core.numbers import check_number, in_range
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import ConfigError
+from flightstate_core.domain.gaps import GapSettings
+from flightstate_core.domain.numbers import check_number, in_range
+from flightstate_core.engine.budget import DEFAULT_BATCH_MAX_BYTES, DEFAULT_BATCH_MAX_RECORDS
+from flightstate_core.support.dsn import check_url_credentials, redact
 
 __all__ = ["ENV_PREFIX", "RunnerConfig", "check_number", "load_config", "redact"]
 
@@ -290,8 +290,8 @@ def _from_env(environ: Mapping[str, str]) -> dict[str, object]:
     names = {f.name for f in fields(RunnerConfig)}
     found = {}
     for key, value in environ.items():
-        if key.startswith(ENV_PREFIX) and key[len(ENV_PREFIX):].lower() in names and value != "":
-            found[key[len(ENV_PREFIX):].lower()] = value
+        if key.startswith(ENV_PREFIX) and key[len(ENV_PREFIX) :].lower() in names and value != "":
+            found[key[len(ENV_PREFIX) :].lower()] = value
     return _known(found, "environment")
 
 

@@ -22,8 +22,8 @@ from typing import Any, TextIO
 import psycopg
 from attrs import evolve
 
-from flightstate_core.tuning import tune_gc_for_throughput
-from flightstate_core.wire import wire_object
+from flightstate_core.domain.wire import wire_object
+from flightstate_core.support.tuning import tune_gc_for_throughput
 from flightstate_pg import migrate
 from flightstate_pg.inbox import create_inbox_table, insert_messages
 from flightstate_runner import probes
@@ -98,19 +98,26 @@ def _start_broker(stack: ExitStack, progress: Progress) -> str | None:
 
 def _store_figures(dsn: str) -> dict[str, Any]:
     with psycopg.connect(dsn, autocommit=True) as conn:
-        states: dict[str, int] = dict(conn.execute(
-            "SELECT STATE, count(*) FROM FLIGHT_SCHD GROUP BY STATE ORDER BY STATE").fetchall())
+        states: dict[str, int] = dict(
+            conn.execute(
+                "SELECT STATE, count(*) FROM FLIGHT_SCHD GROUP BY STATE ORDER BY STATE"
+            ).fetchall()
+        )
         # Delivered = at or below the dispatch watermark (migration 0004).
         outbox = conn.execute(
             "SELECT count(*), count(*) FILTER (WHERE EVENT_ID <= (SELECT LAST_EVENT_ID "
             "FROM OUTBOX_WATERMARK WHERE OUTBOX_NAME = 'kafka')) FROM MSG_EVENT"
         ).fetchone() or (0, 0)
-        samples = [row[0] for row in conn.execute(
-            "(SELECT FLID FROM FLIGHT_SCHD WHERE STATE = 'ACTIVE' "
-            " ORDER BY STATE_VERSION DESC, FLID LIMIT 1) UNION ALL "
-            "(SELECT FLID FROM FLIGHT_SCHD WHERE MAFL IS NOT NULL ORDER BY FLID LIMIT 1) "
-            "UNION ALL (SELECT FLID FROM FLIGHT_SCHD WHERE STATE = 'DELETED' "
-            " ORDER BY FLID LIMIT 1)").fetchall()]
+        samples = [
+            row[0]
+            for row in conn.execute(
+                "(SELECT FLID FROM FLIGHT_SCHD WHERE STATE = 'ACTIVE' "
+                " ORDER BY STATE_VERSION DESC, FLID LIMIT 1) UNION ALL "
+                "(SELECT FLID FROM FLIGHT_SCHD WHERE MAFL IS NOT NULL ORDER BY FLID LIMIT 1) "
+                "UNION ALL (SELECT FLID FROM FLIGHT_SCHD WHERE STATE = 'DELETED' "
+                " ORDER BY FLID LIMIT 1)"
+            ).fetchall()
+        ]
     return {"flights_by_state": {k: int(v) for k, v in states.items()},
             "outbox_rows": int(outbox[0]), "outbox_dispatched": int(outbox[1]),
             "sample_flids": list(dict.fromkeys(samples))}  # fmt: skip
@@ -142,36 +149,44 @@ _OUTCOME_NOTES = {
     "DUPLICATE": "exact resends the generator mixes in: recognised, nothing applied twice",
     "IGNORED": "reference data and SCHS, which carry no flight state (by design)",
     "DEAD": "the generator's deliberate bad messages (not well-formed, unknown TYPE, bad "
-            "time or enumeration, RECS mismatch); each names its element, see `status`",
+    "time or enumeration, RECS mismatch); each names its element, see `status`",
 }
 
 
 def _print_kept(kept: dict[str, Any], sample: list[str], out: TextIO) -> None:
     flid = sample[0] if sample else "FLID"
-    out.write("\nkept: the demo's PostgreSQL is still running with its data. Try:\n"
-              f"  export FLIGHTSTATE_PG_DSN='{kept['pg_dsn']}'\n"
-              f"  flightstate status\n  flightstate show {flid}\n  flightstate history {flid}\n"
-              "stop it and delete its files when done:\n"
-              + "".join(f"  {line}\n" for line in kept["stop"]))
+    out.write(
+        "\nkept: the demo's PostgreSQL is still running with its data. Try:\n"
+        f"  export FLIGHTSTATE_PG_DSN='{kept['pg_dsn']}'\n"
+        f"  flightstate status\n  flightstate show {flid}\n  flightstate history {flid}\n"
+        "stop it and delete its files when done:\n"
+        + "".join(f"  {line}\n" for line in kept["stop"])
+    )
 
 
 def _print_summary(summary: dict[str, Any], flights: list[dict[str, Any]], out: TextIO) -> None:
     w = out.write
     w("\nflightstate demo: summary\n")
     w(f"  messages generated   {summary['generated_messages']}\n")
-    w(f"  messages processed   {summary['messages_processed']} in "
-      f"{summary['pump_seconds']} s ({summary['messages_per_second']} msg/s)\n")
+    w(
+        f"  messages processed   {summary['messages_processed']} in "
+        f"{summary['pump_seconds']} s ({summary['messages_per_second']} msg/s)\n"
+    )
     for outcome, count in summary["messages_by_outcome"].items():
         w(f"    {outcome:<10} {count:<6} {_OUTCOME_NOTES.get(outcome, '')}\n")
     w("  flights by state\n")
     for state, count in summary["flights_by_state"].items():
         w(f"    {state:<10} {count}\n")
     if summary["kafka"]:
-        w(f"  events published     {summary['events_published']} of {summary['outbox_rows']} "
-          f"outbox rows, as {summary['kafka_records']} Kafka records (schd coalesced per FLID)\n")
+        w(
+            f"  events published     {summary['events_published']} of {summary['outbox_rows']} "
+            f"outbox rows, as {summary['kafka_records']} Kafka records (schd coalesced per FLID)\n"
+        )
     else:
-        w(f"  events published     0 (no broker); {summary['outbox_rows']} events kept in "
-          "the outbox\n")
+        w(
+            f"  events published     0 (no broker); {summary['outbox_rows']} events kept in "
+            "the outbox\n"
+        )
     w(f"  wall time            {summary['wall_seconds']} s\n")
     for state in flights:
         w(f"\nflight {state['flid']} ({state['state']}, version {state['stateVersion']}):\n")
@@ -233,8 +248,11 @@ def run_demo(config: RunnerConfig, *, messages: int, flights: int, seed: int, sh
         if keep:
             summary["kept"] = {"pg_dsn": dsn, "inbox_table": demo.inbox_table,
                                "stop": pg.stop_commands()}  # fmt: skip
-        progress.line("  stopping the broker, keeping PostgreSQL…" if keep else
-                      "  stopping PostgreSQL and the broker, removing temp files…")
+        progress.line(
+            "  stopping the broker, keeping PostgreSQL…"
+            if keep
+            else "  stopping PostgreSQL and the broker, removing temp files…"
+        )
     summary["wall_seconds"] = round(time.monotonic() - began, 2)
     _print_summary(summary, shown, out)
     if keep:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from flightstate_core.lifecycle import RetentionPolicy
+from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_core.pump import PumpStats
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup

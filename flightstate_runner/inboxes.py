@@ -11,9 +11,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from flightstate_core.traffic import generate_day
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.wiring import require
+from flightstate_testing.traffic import generate_day
 
 __all__ = ["fill_inbox", "init_inbox", "todays_traffic"]
 

@@ -8,7 +8,7 @@ runner's monitor thread (every couple of seconds), so the pure pump stays as it 
 - A standby reads the lease row; when its holder or epoch changes it logs
   ``standing by, leader is X since T`` (T from X's heartbeat, "unknown" if X is not a runner
   or has not reported yet), so a standby never waits silently.
-- Holders are ``name#instance`` (``flightstate_core.lease_identity``): when the leader has
+- Holders are ``name#instance`` (``flightstate_core.engine.lease_identity``): when the leader has
   this runner's own name (another process started with the same ``--holder``, or this
   host's previous process whose lease has not expired yet), the standby says so at WARNING,
   once per change: two processes with one name usually mean a misconfiguration.
@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from flightstate_core.lease_identity import instance_holder, split_holder
+from flightstate_core.engine.lease_identity import instance_holder, split_holder
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_runner import probes
 

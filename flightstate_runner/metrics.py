@@ -7,7 +7,7 @@ from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.errors import ConfigError
 from flightstate_runner.freshness import LATENCY_BUCKETS, CommitTimes
 
 __all__ = ["RunnerMetrics", "dead_reason"]
@@ -38,7 +38,8 @@ class RunnerMetrics:
         self.dead = Counter(
             "flightstate_dead_messages",
             "DEAD messages by reason class (the element, or the error type; see dead_reason)",
-            ["reason"], registry=r,
+            ["reason"],
+            registry=r,
         )
         self.inbox_lag = Gauge(
             "flightstate_inbox_lag_messages", "Inbox rows after our cursor", registry=r
@@ -56,12 +57,14 @@ class RunnerMetrics:
         self.receive_to_commit = Histogram(
             "flightstate_receive_to_commit_seconds",
             "Inbox DATE_RECEIVED (the inbox's clock, whole seconds) to the store commit",
-            buckets=LATENCY_BUCKETS, registry=r,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
         )
         self.commit_to_delivered = Histogram(
             "flightstate_commit_to_delivered_seconds",
             "Store commit of a message to its Kafka records delivered (this process's clock)",
-            buckets=LATENCY_BUCKETS, registry=r,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
         )
         self.commit_times = CommitTimes()
         self.backfill_backlog = Gauge(
@@ -71,36 +74,44 @@ class RunnerMetrics:
             "flightstate_outbox_backlog", "Outbox events not yet delivered", registry=r
         )
         self.outbox_oldest_age = Gauge(
-            "flightstate_outbox_oldest_age_seconds", "Age of the oldest undelivered event",
+            "flightstate_outbox_oldest_age_seconds",
+            "Age of the oldest undelivered event",
             registry=r,
         )
         self.events_published = Counter(
-            "flightstate_events_published", "Outbox events delivered to Kafka", ["topic"],
+            "flightstate_events_published",
+            "Outbox events delivered to Kafka",
+            ["topic"],
             registry=r,
         )
         self.events_parked = Counter(
             "flightstate_outbox_events_parked",
             "Outbox events parked: not deliverable for a permanent reason (too large, refused)",
-            ["topic"], registry=r,
+            ["topic"],
+            registry=r,
         )
         for topic in ("schd", "msg"):  # from 0: an alert on increase() sees the first one
             self.events_parked.labels(topic)
         self.leader = Gauge("flightstate_leader", "1 while this process leads", registry=r)
         self.cursor = Gauge("flightstate_inbox_cursor", "Last inbox id read", registry=r)
         self.gaps_open = Gauge(
-            "flightstate_inbox_gaps_open", "Open inbox gaps (id ranges missing below the cursor)",
+            "flightstate_inbox_gaps_open",
+            "Open inbox gaps (id ranges missing below the cursor)",
             registry=r,
         )
         self.oldest_gap_age = Gauge(
-            "flightstate_inbox_oldest_gap_age_seconds", "Age of the oldest open inbox gap",
+            "flightstate_inbox_oldest_gap_age_seconds",
+            "Age of the oldest open inbox gap",
             registry=r,
         )
         self.late_rows = Counter(
-            "flightstate_inbox_late_rows", "Rows applied after the pump had gone past their id",
+            "flightstate_inbox_late_rows",
+            "Rows applied after the pump had gone past their id",
             registry=r,
         )
         self.gaps_abandoned = Counter(
-            "flightstate_inbox_gaps_abandoned", "Inbox gaps closed empty after the horizon",
+            "flightstate_inbox_gaps_abandoned",
+            "Inbox gaps closed empty after the horizon",
             registry=r,
         )
         self.cleanup_removed = Counter(
@@ -128,7 +139,8 @@ class RunnerMetrics:
             registry=r,
         )
         self.backfill_failures = Counter(
-            "flightstate_backfill_failures", "Failed backfill attempts (one per attempt)",
+            "flightstate_backfill_failures",
+            "Failed backfill attempts (one per attempt)",
             registry=r,
         )
         self.backfill_failing = Gauge(
@@ -136,7 +148,8 @@ class RunnerMetrics:
         )
         self.head_failing_attempts = Gauge(
             "flightstate_head_failing_attempts",
-            "Failed attempts of the head message while it fails (0 otherwise)", registry=r,
+            "Failed attempts of the head message while it fails (0 otherwise)",
+            registry=r,
         )
         self.head_failing_seconds = Gauge(
             "flightstate_head_failing_seconds",

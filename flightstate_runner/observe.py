@@ -23,9 +23,9 @@ from contextlib import nullcontext
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from flightstate_core.outbox import ParkedEvent
+from flightstate_core.domain.outbox import ParkedEvent
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
 from flightstate_core.ports import MessageProcessor
-from flightstate_core.records import InboxRow, ProcessedMessage
 from flightstate_runner.freshness import receive_to_commit
 from flightstate_runner.logs import lines_held
 from flightstate_runner.metrics import RunnerMetrics, dead_reason
@@ -204,8 +204,10 @@ class MetricsObserver:
         for event in events:
             self._metrics.events_parked.labels(event.topic).inc()
         last = events[-1]
-        self.last_parked = (f"outbox event {last.event_id} ({last.topic} of FLID {last.flid}, "
-                            f"{last.size_bytes} bytes) parked: {last.reason}")
+        self.last_parked = (
+            f"outbox event {last.event_id} ({last.topic} of FLID {last.flid}, "
+            f"{last.size_bytes} bytes) parked: {last.reason}"
+        )
 
     def backlog(self, count: int, oldest_age_s: float | None) -> None:
         """Set the outbox gauges."""

@@ -23,7 +23,7 @@ import psycopg
 from attrs import asdict, frozen
 from psycopg import sql
 
-from flightstate_core.errors import ConfigError, PermanentError
+from flightstate_core.domain.errors import ConfigError, PermanentError
 from flightstate_runner.config import RunnerConfig
 
 __all__ = [
@@ -310,8 +310,15 @@ def live_runners(pg_dsn: str, fresh_s: float = HEARTBEAT_FRESH_S) -> list[dict[s
         stats = json.loads(stats_text) if stats_text else {}
         if stats.get("running") is False:
             continue
-        found.append({"holder": holder, "updated_at": at.isoformat(), "is_leader": leader,
-                      "epoch": stats.get("epoch"), "leader_since": stats.get("leader_since")})
+        found.append(
+            {
+                "holder": holder,
+                "updated_at": at.isoformat(),
+                "is_leader": leader,
+                "epoch": stats.get("epoch"),
+                "leader_since": stats.get("leader_since"),
+            }
+        )
     return found
 
 

@@ -1,6 +1,6 @@
 """``requeue MESSAGE_ID``: apply a DEAD message once more, after its cause was fixed.
 
-The requeue itself is the core's (``flightstate_core.requeue.requeue_dead``: one locked
+The requeue itself is the core's (``flightstate_core.engine.requeue.requeue_dead``: one locked
 unit of work that claims the DEAD PROC_STATE row, audited in RUNNER_REQUEUE by the
 PostgreSQL store, and applies the message as the pump would, with ``attempts`` = old + 1,
 SCHD RESP matching included). This command finds the row in the inbox, runs it, and
@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 
 from attrs import frozen
 
-from flightstate_core.errors import FlightstateError
-from flightstate_core.records import ProcessedMessage
-from flightstate_core.requests import schedule_response_hook
-from flightstate_core.requeue import RequeueRefused, requeue_dead
+from flightstate_core.domain.errors import FlightstateError
+from flightstate_core.domain.records import ProcessedMessage
+from flightstate_core.engine.requests import schedule_response_hook
+from flightstate_core.engine.requeue import RequeueRefused, requeue_dead
 from flightstate_runner.probes import ensure_runner_tables
 from flightstate_runner.wiring import Services
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from flightstate_core.gaps import gap_ids
-from flightstate_core.lease_identity import split_holder
+from flightstate_core.domain.gaps import gap_ids
+from flightstate_core.engine.lease_identity import split_holder
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
@@ -74,8 +74,10 @@ def parked_error(outbox: dict[str, Any]) -> str | None:
     if not outbox["parked_listed"]:
         return None
     last = outbox["parked_listed"][-1]
-    return (f"outbox event {last['event_id']} ({last['topic']} of FLID {last['flid']}, "
-            f"{last['size_bytes']} bytes) parked: {last['reason']}")
+    return (
+        f"outbox event {last['event_id']} ({last['topic']} of FLID {last['flid']}, "
+        f"{last['size_bytes']} bytes) parked: {last['reason']}"
+    )
 
 
 _GAPS_LISTED = 10
@@ -116,12 +118,18 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
     outbox = outbox_report(dsn)
     return {
         "leader": leader,
-        "standbys": [{"holder": r["holder"], "instance": r["instance"],
-                      "last_report": r["updated_at"]}
-                     for r in runners if r["lease_holder"] != holder],
-        "inbox": {"table": config.inbox_table,
-                  "kind": "mysql" if config.mysql_dsn else "postgresql",
-                  "cursor": cursor, **lag.as_dict(), "gaps": gaps},
+        "standbys": [
+            {"holder": r["holder"], "instance": r["instance"], "last_report": r["updated_at"]}
+            for r in runners
+            if r["lease_holder"] != holder
+        ],
+        "inbox": {
+            "table": config.inbox_table,
+            "kind": "mysql" if config.mysql_dsn else "postgresql",
+            "cursor": cursor,
+            **lag.as_dict(),
+            "gaps": gaps,
+        },
         "outcomes": probes.outcome_counts(dsn),
         "dead": dead,
         "dead_by_reason": probes.dead_by_reason(dsn),
@@ -138,8 +146,10 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
 def _leader_line(leader: dict[str, Any] | None) -> str:
     if leader is None or not leader["active"]:
         return "leader:   none (no live lease)"
-    return (f"leader:   {_who(leader)} (epoch {leader['epoch']}), since "
-            f"{leader['since'] or 'unknown (not a runner, or no heartbeat yet)'}")
+    return (
+        f"leader:   {_who(leader)} (epoch {leader['epoch']}), since "
+        f"{leader['since'] or 'unknown (not a runner, or no heartbeat yet)'}"
+    )
 
 
 def _who(runner: dict[str, Any]) -> str:
@@ -195,10 +205,15 @@ def _gap_line(gaps: dict[str, Any]) -> str:
 def _parked_lines(outbox: dict[str, Any]) -> list[str]:
     if not outbox["parked"]:
         return ["parked:   none"]
-    lines = [f"parked:   {outbox['parked']} outbox event(s) not deliverable (permanent reason;"
-             " `flightstate republish --flid FLID` once the cause is fixed):"]
-    lines += [f"  event {p['event_id']}  {p['topic']}  FLID {p['flid']}  v{p['state_version']}"
-              f"  {p['size_bytes']} bytes  {p['reason']}" for p in outbox["parked_listed"]]
+    lines = [
+        f"parked:   {outbox['parked']} outbox event(s) not deliverable (permanent reason;"
+        " `flightstate republish --flid FLID` once the cause is fixed):"
+    ]
+    lines += [
+        f"  event {p['event_id']}  {p['topic']}  FLID {p['flid']}  v{p['state_version']}"
+        f"  {p['size_bytes']} bytes  {p['reason']}"
+        for p in outbox["parked_listed"]
+    ]
     return lines
 
 
@@ -230,6 +245,7 @@ def render(report: dict[str, Any]) -> str:
     if failed:
         lines += [f"FAILED schedule requests ({len(failed)} shown):"] + [
             f"  request {r['requestId']} {r['windowStart']} .. {r['windowEnd']}, "
-            f"{r['attempts']} attempt(s)" for r in failed
+            f"{r['attempts']} attempt(s)"
+            for r in failed
         ]
     return "\n".join(lines)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from attrs import define, field
 
-from flightstate_core.budget import ReadBudget
-from flightstate_core.errors import ConfigError, PermanentError
-from flightstate_core.lease_identity import instance_holder, new_instance
+from flightstate_core.domain.errors import ConfigError, PermanentError
+from flightstate_core.engine.budget import ReadBudget
+from flightstate_core.engine.lease_identity import instance_holder, new_instance
+from flightstate_core.engine.processor import ServiceProcessor
 from flightstate_core.ports import Inbox
-from flightstate_core.processor import ServiceProcessor
 from flightstate_core.pump import Backoff, Pump, PumpSettings
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
@@ -186,7 +186,7 @@ def build_pump(
         idle_backfill_wait=cfg.idle_wait if until_idle else None,
         gaps=cfg.gaps(),
     )
-    from flightstate_core.requests import schedule_response_hook  # noqa: PLC0415
+    from flightstate_core.engine.requests import schedule_response_hook  # noqa: PLC0415
 
     core = cfg.core()
     service = ServiceProcessor(services.store, core, after_save=schedule_response_hook(core))
@@ -237,8 +237,13 @@ def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False)
 
 
 def build_dispatcher(
-    services: Services, observer: MetricsObserver, bootstrap: str, *, quiet: bool = False,
-    fence: Callable[[], bool] | None = None, epoch: int | None = None,
+    services: Services,
+    observer: MetricsObserver,
+    bootstrap: str,
+    *,
+    quiet: bool = False,
+    fence: Callable[[], bool] | None = None,
+    epoch: int | None = None,
 ) -> Dispatcher:
     """The outbox → Kafka dispatcher, reporting to the runner's metrics; *fence* (the lease
     still held at *epoch*) is checked before each window and after each producer start.

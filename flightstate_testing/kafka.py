@@ -73,12 +73,20 @@ class TansuBroker:
         if self.running:
             return
         url = f"tcp://127.0.0.1:{self.port}"
-        argv = [self._binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
-                "--storage-engine", "memory://tansu/"]
+        argv = [
+            self._binary,
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+        ]
         with self.log_path.open("ab") as log:
             self._proc = subprocess.Popen(  # noqa: S603 - fixed argv, the bundled binary
-                argv, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL)
+                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
         self._wait_ready(time.monotonic() + timeout)
 
     def _wait_ready(self, deadline: float) -> None:
@@ -178,12 +186,14 @@ def read_topic(
     Assigns partitions directly (no group join) and commits nothing, so it is fast on tansu
     and leaves no consumer-group state behind. Records come back in per-partition order.
     """
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap,
-        "group.id": unique_name("fs_reader"),
-        "enable.auto.commit": False,
-        "isolation.level": isolation,
-    })
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique_name("fs_reader"),
+            "enable.auto.commit": False,
+            "isolation.level": isolation,
+        }
+    )
     try:
         metadata = consumer.list_topics(topic, timeout=timeout)
         partitions = sorted(metadata.topics[topic].partitions)

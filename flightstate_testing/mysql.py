@@ -30,9 +30,7 @@ def create_database(admin_dsn: str) -> str:
     """Create a fresh ``fs_test_<hex>`` database; return *admin_dsn* pointing at it."""
     name = unique_name("fs_test")
     with _connect(admin_dsn, 10) as conn, conn.cursor() as cur:
-        cur.execute(
-            f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
-        )
+        cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
     return url_with_database(admin_dsn, name)
 
 

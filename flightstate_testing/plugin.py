@@ -52,10 +52,9 @@ from weakref import WeakKeyDictionary
 
 import pytest
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
 from flightstate_core.memory import MemoryStore
 from flightstate_core.ports import Inbox
-from flightstate_core.traffic import generate_day
 from flightstate_pg import PgStore, migrate
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_testing import kafka, mysql, postgres
@@ -65,6 +64,7 @@ from flightstate_testing.mariadb_server import PrivateMariaDB, mariadb_binaries
 from flightstate_testing.names import unique_name
 from flightstate_testing.pumping import PumpableStore, PumpRun
 from flightstate_testing.pumping import pump_until_idle as run_until_idle
+from flightstate_testing.traffic import generate_day
 
 __all__ = [
     "DEFAULT_MYSQL_DSN",

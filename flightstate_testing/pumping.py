@@ -17,12 +17,12 @@ from typing import Protocol
 
 from attrs import frozen
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Outcome
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
 from flightstate_core.memory import MemoryStore
 from flightstate_core.ports import BackfillQueue, Inbox, LeaderLease, StateStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, PumpStats, ServiceProcessor
-from flightstate_core.records import InboxRow, ProcessedMessage
 
 __all__ = ["PumpRun", "PumpableStore", "pump_until_idle"]
 

@@ -133,7 +133,12 @@ def test_percentiles_are_nearest_rank_in_milliseconds() -> None:
     percentiles = _bench_module("latency_table")["Percentiles"]
     sample = percentiles.of([n / 1000 for n in range(100, 0, -1)])  # 1..100 ms, unsorted
     assert (sample.count, sample.p50, sample.p95, sample.p99, sample.max) == (
-        100, 50.0, 95.0, 99.0, 100.0)
+        100,
+        50.0,
+        95.0,
+        99.0,
+        100.0,
+    )
     with pytest.raises(ValueError, match="no samples"):
         percentiles.of([])
 
@@ -187,7 +192,10 @@ def test_latency_bench_quick_measures_every_message(
         # log line of a batch's last message may be written after a fast dispatcher sent it.)
         assert phase.consumed.p50 >= phase.committed.p50
     assert [label for label, _, _ in floor] == [
-        "PG durable commit", "produce -> consume", "commit + produce -> consume"]
+        "PG durable commit",
+        "produce -> consume",
+        "commit + produce -> consume",
+    ]
     assert all(s.count == 20 for _, *samples in floor for s in samples if s is not None)
     # The runner's own freshness histograms saw every message (the warm-up's 20 too) once.
     assert {name: count for name, (count, _, _) in histograms.items()} == {
@@ -242,7 +250,10 @@ def test_bucket_quantile_is_the_upper_bound_of_the_bucket_holding_it() -> None:
     quantile = _bench_module("latency_table")["bucket_quantile"]
     buckets = [(0.01, 0.0), (0.05, 60.0), (0.1, 99.0), (float("inf"), 100.0)]
     assert (quantile(buckets, 0.5), quantile(buckets, 0.99), quantile(buckets, 1.0)) == (
-        0.05, 0.1, float("inf"))
+        0.05,
+        0.1,
+        float("inf"),
+    )
 
 
 def test_log_bench_prints_both_ways_for_each_batch_size() -> None:

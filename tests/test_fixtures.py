@@ -73,11 +73,19 @@ def test_mysql_dsn_round_trip_utf8mb4(mysql_dsn: str) -> None:
 
 def test_parse_mysql_dsn() -> None:
     assert parse_mysql_dsn("mysql://root@127.0.0.1:3306/") == {
-        "host": "127.0.0.1", "port": 3306, "user": "root", "charset": "utf8mb4",
+        "host": "127.0.0.1",
+        "port": 3306,
+        "user": "root",
+        "charset": "utf8mb4",
     }
     assert parse_mysql_dsn("mariadb://u%40x:p%2Fw@db/flights?connect_timeout=5") == {
-        "host": "db", "port": 3306, "user": "u@x", "password": "p/w",
-        "database": "flights", "charset": "utf8mb4", "connect_timeout": 5,
+        "host": "db",
+        "port": 3306,
+        "user": "u@x",
+        "password": "p/w",
+        "database": "flights",
+        "charset": "utf8mb4",
+        "connect_timeout": 5,
     }
     with pytest.raises(ValueError, match="scheme"):
         parse_mysql_dsn("postgresql://x/y")
@@ -95,9 +103,7 @@ def _produce_one(bootstrap: str, topic: str, value: bytes) -> None:
 
 
 @pytest.mark.kafka
-def test_kafka_round_trip(
-    kafka_bootstrap: str, kafka_topic_factory: Callable[..., str]
-) -> None:
+def test_kafka_round_trip(kafka_bootstrap: str, kafka_topic_factory: Callable[..., str]) -> None:
     topic = kafka_topic_factory("probe")
     _produce_one(kafka_bootstrap, topic, CHINESE.encode())
     records = read_topic(kafka_bootstrap, topic, expected=1)

@@ -48,8 +48,11 @@ def _run(argv: list[str], *, cwd: Path, env: dict[str, str] | None = None,
 
 def _clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without the checkout or any flightstate setting."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("FLIGHTSTATE_") and key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("FLIGHTSTATE_") and key not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
     return {**env, **extra}  # fmt: skip
 
 

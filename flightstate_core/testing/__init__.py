@@ -1,8 +1,8 @@
 """Test support shipped with the core: Hypothesis strategies and deterministic builders.
 
-- ``flightstate_core.testing.strategies``: strategies for every message kind (needs
+- ``flightstate_testing.strategies``: strategies for every message kind (needs
   ``hypothesis``, a test dependency; import it explicitly).
-- ``flightstate_core.testing.builders``: ``build_dnld`` / ``build_flop`` produce realistic
+- ``flightstate_testing.seeded``: ``build_dnld`` / ``build_flop`` produce realistic
   SIS XML bytes from a seed (no Hypothesis needed), for benchmarks and fixtures.
 
 The pytest plugin, builders of every message family and ``pump_until_idle`` live in

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from flightstate_core.budget import ReadBudget
-from flightstate_core.decision import Outcome
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.records import BackfillIntent
+from flightstate_core.engine.budget import ReadBudget
 from flightstate_core.ports import GapReader, Inbox
-from flightstate_core.records import BackfillIntent
 
 __all__ = ["InboxContract", "InboxHarness"]
 

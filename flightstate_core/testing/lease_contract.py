@@ -20,7 +20,7 @@ from typing import Protocol
 
 import pytest
 
-from flightstate_core.errors import LeadershipLost
+from flightstate_core.domain.errors import LeadershipLost
 from flightstate_core.ports import LeaderLease, StateStore
 
 __all__ = ["LeaseContract", "LeaseHarness"]

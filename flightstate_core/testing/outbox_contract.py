@@ -22,7 +22,7 @@ from typing import Protocol
 
 import pytest
 
-from flightstate_core.outbox import ParkedEvent
+from flightstate_core.domain.outbox import ParkedEvent
 from flightstate_core.ports import Outbox, StateStore
 from flightstate_core.testing.store_contract import EventRow, event_rows, flight, processed
 
@@ -51,8 +51,9 @@ def commit(harness: OutboxHarness, message_id: int, *flids: str) -> list[EventRo
     return event_rows(message)
 
 
-def _parked(event_id: int, flid: str, topic: str = "schd", size: int = 3_339_043,
-            reason: str = "too large") -> ParkedEvent:
+def _parked(
+    event_id: int, flid: str, topic: str = "schd", size: int = 3_339_043, reason: str = "too large"
+) -> ParkedEvent:
     return ParkedEvent(event_id, flid, topic, 7, size, reason)
 
 
@@ -107,23 +108,17 @@ class OutboxContract:
         assert _ids(outbox, 4, every[3]) == every[4:8]
         assert _ids(outbox, 100, every[-1]) == []
 
-    def test_a_rolled_back_transaction_leaves_no_event(
-        self, outbox_harness: OutboxHarness
-    ) -> None:
+    def test_a_rolled_back_transaction_leaves_no_event(self, outbox_harness: OutboxHarness) -> None:
         kept = commit(outbox_harness, 1, "A")
         message = processed(2, flight("B", version=2))
         with pytest.raises(RuntimeError), outbox_harness.store.transaction() as tx:
             tx.lock_pipeline(None)
             tx.save(message)
             raise RuntimeError("the pump fails after writing")
-        assert [r.key for r in outbox_harness.outbox.fetch_undelivered(10)] == [
-            e.key for e in kept
-        ]
+        assert [r.key for r in outbox_harness.outbox.fetch_undelivered(10)] == [e.key for e in kept]
         assert outbox_harness.outbox.backlog().count == len(kept)
 
-    def test_advance_moves_the_watermark_forward_only(
-        self, outbox_harness: OutboxHarness
-    ) -> None:
+    def test_advance_moves_the_watermark_forward_only(self, outbox_harness: OutboxHarness) -> None:
         commit(outbox_harness, 1, "A", "B", "C")
         outbox = outbox_harness.outbox
         ids = _ids(outbox)
@@ -177,9 +172,7 @@ class OutboxContract:
         assert len(fresh) == 2 + len(later)
         assert min(fresh[2:]) > ids[-1]  # ids are never reused after a purge
 
-    def test_backlog_counts_rows_above_the_watermark(
-        self, outbox_harness: OutboxHarness
-    ) -> None:
+    def test_backlog_counts_rows_above_the_watermark(self, outbox_harness: OutboxHarness) -> None:
         commit(outbox_harness, 1, "A", "B", "C")
         outbox = outbox_harness.outbox
         ids = _ids(outbox)

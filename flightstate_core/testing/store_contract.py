@@ -25,18 +25,18 @@ import attrs
 import pytest
 from attrs import frozen
 
-from flightstate_core.catalog import COLLECTIONS, SCALARS, ValueKind
-from flightstate_core.decision import EventKind, OutboxEvent, Outcome
-from flightstate_core.errors import FlightstateError, LeadershipLost
-from flightstate_core.items import DocItem, Item
-from flightstate_core.records import (
+from flightstate_core.domain.catalog import COLLECTIONS, SCALARS, ValueKind
+from flightstate_core.domain.decision import EventKind, OutboxEvent, Outcome
+from flightstate_core.domain.errors import FlightstateError, LeadershipLost
+from flightstate_core.domain.items import DocItem, Item
+from flightstate_core.domain.records import (
     BackfillIntent,
     GapRange,
     ProcessedMessage,
     ProcRecord,
     SnapLogEntry,
 )
-from flightstate_core.state import FlightState, FlightStatus
+from flightstate_core.domain.state import FlightState, FlightStatus
 
 __all__ = ["EventRow", "StoreContract", "StoreDump", "flight", "full_collections", "processed"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from flightstate_core.codec import decode
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import ProtocolError
-from flightstate_core.messages import FlightRecord, FlopMessage, Message, ScheduleMessage
+from flightstate_core.domain.codec import decode
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import ProtocolError
+from flightstate_core.domain.messages import FlightRecord, FlopMessage, Message, ScheduleMessage
 
 DECL = '<?xml version="1.0" encoding="UTF-8"?>\n'
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import string
 
-from flightstate_core.limits import FLID_MAX_BYTES, INDEXED_VALUE_MAX_BYTES
+from flightstate_core.domain.limits import FLID_MAX_BYTES, INDEXED_VALUE_MAX_BYTES
 
 DECL = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
@@ -68,8 +68,11 @@ OVERSIZE_CASES: tuple[tuple[str, str, str], ...] = (
     ("seqn_19_digits", remark(seqn="9" * 19), "/MSG/META/SEQN"),
     ("sndr_6000", remark(sndr=noise(string.ascii_letters, 6000)), "/MSG/META/SNDR"),
     ("sndr_chinese_22", remark(sndr=CHINESE_22), "/MSG/META/SNDR"),
-    ("styp_unknown_6000", flop(noise(string.ascii_uppercase, 6000), "<REMC>x</REMC>"),
-     "/MSG/META/STYP"),
+    (
+        "styp_unknown_6000",
+        flop(noise(string.ascii_uppercase, 6000), "<REMC>x</REMC>"),
+        "/MSG/META/STYP",
+    ),
     ("styp_65_bytes", flop("X" * 65, "<REMC>x</REMC>"), "/MSG/META/STYP"),
     ("styp_chinese_22", flop(CHINESE_22, "<REMC>x</REMC>"), "/MSG/META/STYP"),
     ("type_6000", message("<X/>", type_=noise(string.ascii_uppercase, 6000)), "/MSG/META/TYPE"),
@@ -82,7 +85,8 @@ OVERSIZE_CASES: tuple[tuple[str, str, str], ...] = (
         "schd_flid_65",
         message(
             f"<SCHD><RECS>1</RECS><FLTR><FLID>{_LONG_FLID}</FLID></FLTR></SCHD>",
-            type_="SCHD", styp="DNLD",
+            type_="SCHD",
+            styp="DNLD",
         ),
         "/MSG/SCHD/FLTR[1]/FLID",
     ),
@@ -99,7 +103,8 @@ OVERSIZE_CASES: tuple[tuple[str, str, str], ...] = (
         message(
             "<SCHD><RECS>1</RECS><FLTR><FLID>9002</FLID>"
             f'<GTDT GTNO="1"><GATE>{_LONG_CODE}</GATE></GTDT></FLTR></SCHD>',
-            type_="SCHD", styp="DNLD",
+            type_="SCHD",
+            styp="DNLD",
         ),
         "/MSG/SCHD/FLTR[1]/GTDT[1]/GATE",
     ),

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from attrs import frozen
 
-from flightstate_core.codec import decode, decode_envelope, encode
-from flightstate_core.errors import ProtocolError
-from flightstate_core.messages import (
+from flightstate_core.domain.codec import decode, decode_envelope, encode
+from flightstate_core.domain.errors import ProtocolError
+from flightstate_core.domain.messages import (
     FlopMessage,
     ReferenceDataMessage,
     ScheduleMessage,

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from flightstate_core.codec import decode
+from flightstate_core.domain.codec import decode
 from tests.codec.helpers import flop, msg
 from tests.codec.test_corpus import CORPUS_DIR
 

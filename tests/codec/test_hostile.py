@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from flightstate_core.codec import decode
-from flightstate_core.config import CoreConfig
-from flightstate_core.messages import FlopMessage
-from flightstate_core.values import Set
+from flightstate_core.domain.codec import decode
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.messages import FlopMessage
+from flightstate_core.domain.values import Set
 from tests.codec.helpers import DECL, error, flop, meta
 
 BODY = f"<MSG>{meta('FLOP', 'REMC')}<FLOP><FLID>15</FLID><REMC>&lol9;</REMC></FLOP></MSG>"

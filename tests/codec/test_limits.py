@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from flightstate_core.codec import decode, decode_envelope
-from flightstate_core.errors import ProtocolError
-from flightstate_core.limits import (
+from flightstate_core.domain.codec import decode, decode_envelope
+from flightstate_core.domain.errors import ProtocolError
+from flightstate_core.domain.limits import (
     ENVELOPE_TEXT_MAX_BYTES,
     IDENTITY_KEY_MAX_BYTES,
     bounded_display,
     bounded_key,
     utf8_len,
 )
-from flightstate_core.messages import Envelope
+from flightstate_core.domain.messages import Envelope
 from tests.codec.oversize import AT_LIMIT_CASES, OVERSIZE_CASES
 
 _IDS = [case[0] for case in OVERSIZE_CASES]

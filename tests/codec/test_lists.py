@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from flightstate_core.catalog import COLLECTIONS
-from flightstate_core.codec import decode
-from flightstate_core.items import DocItem, Item
-from flightstate_core.messages import FlopMessage, StandUpdate
-from flightstate_core.values import CLEAR, Set
+from flightstate_core.domain.catalog import COLLECTIONS
+from flightstate_core.domain.codec import decode
+from flightstate_core.domain.items import DocItem, Item
+from flightstate_core.domain.messages import FlopMessage, StandUpdate
+from flightstate_core.domain.values import CLEAR, Set
 from tests.codec.helpers import block, error, flop, fltr, record, schd
 from tests.codec.test_corpus import CORPUS_DIR
 

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flightstate_core.catalog import FLOP_SUBTYPES, SCHEDULE_STYPES
-from flightstate_core.codec import decode, encode
-from flightstate_core.codec._tables import ELEMENT_KINDS
-from flightstate_core.errors import ProtocolError
-from flightstate_core.messages import FlopMessage, Message, ScheduleMessage
-from flightstate_core.testing import strategies as fs
-from flightstate_core.values import Set
+from flightstate_core.domain.catalog import FLOP_SUBTYPES, SCHEDULE_STYPES
+from flightstate_core.domain.codec import decode, encode
+from flightstate_core.domain.codec._tables import ELEMENT_KINDS
+from flightstate_core.domain.errors import ProtocolError
+from flightstate_core.domain.messages import FlopMessage, Message, ScheduleMessage
+from flightstate_core.domain.values import Set
+from flightstate_testing import strategies as fs
 from tests.codec.test_corpus import CORPUS_DIR
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

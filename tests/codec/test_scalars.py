@@ -7,10 +7,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from flightstate_core.catalog import FLOP_SUBTYPES, SCALARS, ValueKind
-from flightstate_core.codec._tables import SCALAR_ELEMENTS
-from flightstate_core.config import CoreConfig
-from flightstate_core.values import CLEAR, Set
+from flightstate_core.domain.catalog import FLOP_SUBTYPES, SCALARS, ValueKind
+from flightstate_core.domain.codec._tables import SCALAR_ELEMENTS
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.values import CLEAR, Set
 from tests.codec.helpers import block, error, flop, record
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")

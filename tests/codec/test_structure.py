@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from flightstate_core.codec import decode, decode_envelope, encode
-from flightstate_core.config import CoreConfig
-from flightstate_core.messages import (
+from flightstate_core.domain.codec import decode, decode_envelope, encode
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.messages import (
     Envelope,
     FlopMessage,
     ReferenceDataMessage,
@@ -19,7 +19,7 @@ from flightstate_core.messages import (
     ScheduleRequest,
     ScheduleSeasonMessage,
 )
-from flightstate_core.values import CLEAR, Set
+from flightstate_core.domain.values import CLEAR, Set
 from tests.codec.helpers import DECL, block, error, flop, fltr, meta, msg, schd
 
 # ------------------------------------------------------------------------- envelope
@@ -185,7 +185,7 @@ def test_schs_and_reference_data_keep_their_payload() -> None:
     assert no_recs.recs is None
 
 
-@pytest.mark.parametrize("recs", [">1", " 2 ", "two", '<N>2</N>', ""])
+@pytest.mark.parametrize("recs", [">1", " 2 ", "two", "<N>2</N>", ""])
 def test_reference_data_with_a_recs_that_is_no_count_round_trips(recs: str) -> None:
     """No count to re-encode it from (found by the mutation property test): the element
     stays in the payload as received, so the re-encoded message decodes to the same note."""

@@ -17,13 +17,13 @@ from typing import Any
 
 import jsonschema
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Decision, DecisionContext, EventKind, OutboxEvent
-from flightstate_core.handlers import decide
-from flightstate_core.items import DocItem, Item
-from flightstate_core.messages import Message
-from flightstate_core.state import FlightState, FlightStatus
-from flightstate_core.wire import wire
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Decision, DecisionContext, EventKind, OutboxEvent
+from flightstate_core.domain.handlers import decide
+from flightstate_core.domain.items import DocItem, Item
+from flightstate_core.domain.messages import Message
+from flightstate_core.domain.state import FlightState, FlightStatus
+from flightstate_core.domain.wire import wire
 
 CONFIG = CoreConfig()
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

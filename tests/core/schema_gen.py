@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from flightstate_core.catalog import COLLECTIONS, DOCUMENTS, EXCEPTIONS, SCALARS, ChildSpec
-from flightstate_core.layout import typed_column_name
+from flightstate_core.domain.catalog import COLLECTIONS, DOCUMENTS, EXCEPTIONS, SCALARS, ChildSpec
+from flightstate_core.domain.layout import typed_column_name
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "flightstate_core" / "schemas"
 NULLABLE_STRING = {"type": ["string", "null"]}

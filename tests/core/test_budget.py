@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from flightstate_core.budget import ReadBudget
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import ConfigError
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine.budget import ReadBudget
+from flightstate_core.engine.service import Undecodable, decode_row, process_batch
 from flightstate_core.memory import MemoryStore
-from flightstate_core.records import InboxRow
-from flightstate_core.service import Undecodable, decode_row, process_batch
 
 
 def test_plan_takes_the_prefix_within_the_byte_budget() -> None:

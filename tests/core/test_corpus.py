@@ -8,12 +8,12 @@ from datetime import date
 
 import pytest
 
-from flightstate_core.codec import decode
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import ProtocolError
+from flightstate_core.domain.codec import decode
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import ProtocolError
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine.service import process_message
 from flightstate_core.memory import MemoryStore
-from flightstate_core.records import InboxRow
-from flightstate_core.service import process_message
 from tests.fixtures.corpus import CORPUS_DIR, corpus_file, read_index
 
 from .helpers import CONFIG, NOW, check_events, run

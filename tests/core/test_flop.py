@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from flightstate_core.catalog import (
+from flightstate_core.domain.catalog import (
     COLLECTIONS,
     DOCUMENTS,
     EXCEPTIONS,
@@ -17,12 +17,12 @@ from flightstate_core.catalog import (
     STAND_UPDATES,
     ValueKind,
 )
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Outcome
-from flightstate_core.items import DocItem, Item
-from flightstate_core.messages import StandUpdate
-from flightstate_core.testing.histories import collection_items, flop, item, record
-from flightstate_core.values import CLEAR, Clear, Set
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.items import DocItem, Item
+from flightstate_core.domain.messages import StandUpdate
+from flightstate_core.domain.values import CLEAR, Clear, Set
+from flightstate_testing.histories import collection_items, flop, item, record
 
 from .helpers import apply, flight, msgs, run, seqs
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flightstate_core.lazy import LazyConnection
+from flightstate_core.support.lazy import LazyConnection
 
 
 class FakeConnection:

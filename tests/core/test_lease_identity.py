@@ -1,10 +1,10 @@
-"""``flightstate_core.lease_identity``: a lease holder is ``name#instance``."""
+"""``flightstate_core.engine.lease_identity``: a lease holder is ``name#instance``."""
 
 from __future__ import annotations
 
 import pytest
 
-from flightstate_core.lease_identity import (
+from flightstate_core.engine.lease_identity import (
     InstanceLease,
     instance_holder,
     new_instance,

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from flightstate_core.decision import EventKind, OutboxEvent, Outcome
-from flightstate_core.errors import PermanentError
+from flightstate_core.domain.decision import EventKind, OutboxEvent, Outcome
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.records import BackfillIntent, ProcessedMessage, ProcRecord
 from flightstate_core.memory import MemoryInbox, MemoryStore
-from flightstate_core.records import BackfillIntent, ProcessedMessage, ProcRecord
 
 from .helpers import NOW, flight
 

@@ -7,15 +7,15 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flightstate_core.items import Item
-from flightstate_core.merge import (
+from flightstate_core.domain.items import Item
+from flightstate_core.domain.merge import (
     MergeBySeq,
     Replace,
     apply_collection,
     apply_scalar,
     merge_by_seq,
 )
-from flightstate_core.values import CLEAR, UNCHANGED, Set
+from flightstate_core.domain.values import CLEAR, UNCHANGED, Set
 
 LAWS = settings(max_examples=150, deadline=None)
 

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 import pytest
 from attrs import evolve
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Decision, DecisionContext
-from flightstate_core.handlers import decide
-from flightstate_core.items import DocItem
-from flightstate_core.messages import StandUpdate
-from flightstate_core.provenance import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Decision, DecisionContext
+from flightstate_core.domain.handlers import decide
+from flightstate_core.domain.items import DocItem
+from flightstate_core.domain.messages import StandUpdate
+from flightstate_core.domain.provenance import (
     STATE_KEY,
     Stamps,
     decode,
@@ -24,9 +24,9 @@ from flightstate_core.provenance import (
     stamp,
     stored_text,
 )
-from flightstate_core.state import FlightState
-from flightstate_core.testing.histories import collection_items, flop, item, record, schedule
-from flightstate_core.values import CLEAR, Set
+from flightstate_core.domain.state import FlightState
+from flightstate_core.domain.values import CLEAR, Set
+from flightstate_testing.histories import collection_items, flop, item, record, schedule
 
 from .helpers import CONFIG, NOW, apply, run
 
@@ -228,7 +228,7 @@ def test_encode_decode() -> None:
     with pytest.raises(ValueError, match="PROVENANCE"):
         decode('["STND"]')
     with pytest.raises(ValueError, match="PROVENANCE"):
-        decode('[[3, 4]]')
+        decode("[[3, 4]]")
     with pytest.raises(ValueError, match="PROVENANCE"):
         decode("[1, 2]")
     assert encode({"A": 5, "B": 5, "C": 6}) == '[[5,"A","B"],[6,"C"]]'  # one id, once
@@ -248,9 +248,7 @@ def test_a_requeued_message_applies_as_the_newest_and_never_lowers_a_stamp() -> 
     assert state.collections["PSDT"][0].get("PSID") == "T9"
     assert state.provenance == {"PSDT": 30, "PSDT:2": 20}
     # Without the requeue it is a late row: kept.
-    assert apply(current, late, mid=20).notes == (
-        "late: FLID W2_0 kept PSDT (set by message 30)",
-    )
+    assert apply(current, late, mid=20).notes == ("late: FLID W2_0 kept PSDT (set by message 30)",)
 
 
 def test_a_stored_text_grows_by_the_stamped_pairs_and_is_rewritten_when_long() -> None:

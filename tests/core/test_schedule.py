@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Outcome
-from flightstate_core.items import DocItem
-from flightstate_core.messages import ReferenceDataMessage, ScheduleSeasonMessage
-from flightstate_core.testing.histories import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.items import DocItem
+from flightstate_core.domain.messages import ReferenceDataMessage, ScheduleSeasonMessage
+from flightstate_core.domain.values import CLEAR, Set
+from flightstate_testing.histories import (
     collection_items,
     envelope,
     flop,
@@ -19,7 +20,6 @@ from flightstate_core.testing.histories import (
     record,
     schedule,
 )
-from flightstate_core.values import CLEAR, Set
 
 from .helpers import apply, flight, msgs, run
 

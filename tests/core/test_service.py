@@ -10,20 +10,20 @@ from typing import Any
 import pytest
 from attrs import evolve
 
-from flightstate_core import service
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import LeadershipLost, ProtocolError
-from flightstate_core.memory import MemoryStore, MemoryTransaction
-from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_core.service import (
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import LeadershipLost, ProtocolError
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
+from flightstate_core.domain.values import Set
+from flightstate_core.engine import service
+from flightstate_core.engine.service import (
     MEDIUMINT_MAX,
     Undecodable,
     process_batch,
     process_message,
     record_dead,
 )
-from flightstate_core.testing.histories import envelope, flop, record, schedule
-from flightstate_core.values import Set
+from flightstate_core.memory import MemoryStore, MemoryTransaction
+from flightstate_testing.histories import envelope, flop, record, schedule
 from tests.fixtures.corpus import corpus_file
 
 from .helpers import CONFIG, NOW, check_events
@@ -225,7 +225,7 @@ def test_batch_decide_failure_commits_earlier_and_raises(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A message whose deciding raises: the ones before it commit, it and later ones wait."""
-    import flightstate_core.unit_of_work as engine  # noqa: PLC0415
+    import flightstate_core.engine.unit_of_work as engine  # noqa: PLC0415
 
     store = MemoryStore()
     rows = [row(1), row(2), row(3)]

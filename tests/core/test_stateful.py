@@ -30,18 +30,19 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from flightstate_core.catalog import COLLECTIONS, DOCUMENTS
-from flightstate_core.decision import DecisionContext, Outcome
-from flightstate_core.handlers import decide, message_flids
-from flightstate_core.items import DocItem, Item
+from flightstate_core.domain.catalog import COLLECTIONS, DOCUMENTS
+from flightstate_core.domain.decision import DecisionContext, Outcome
+from flightstate_core.domain.handlers import decide, message_flids
+from flightstate_core.domain.items import DocItem, Item
+from flightstate_core.domain.messages import FlightRecord, FlopMessage, Message, ScheduleMessage
+from flightstate_core.domain.opday import operation_day
+from flightstate_core.domain.provenance import STATE_KEY
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
+from flightstate_core.domain.state import FlightState
+from flightstate_core.domain.values import Set
+from flightstate_core.engine.service import Undecodable, process_message
 from flightstate_core.memory import MemoryStore
-from flightstate_core.messages import FlightRecord, FlopMessage, Message, ScheduleMessage
-from flightstate_core.opday import operation_day
-from flightstate_core.provenance import STATE_KEY
-from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_core.service import Undecodable, process_message
-from flightstate_core.state import FlightState
-from flightstate_core.testing.histories import (
+from flightstate_testing.histories import (
     FLID_POOL,
     about,
     flop,
@@ -50,7 +51,6 @@ from flightstate_core.testing.histories import (
     record,
     schedule,
 )
-from flightstate_core.values import Set
 
 from .helpers import CONFIG, NOW, check_events
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from flightstate_core.tuning import collector_paused
+from flightstate_core.support.tuning import collector_paused
 
 
 @pytest.fixture(autouse=True)

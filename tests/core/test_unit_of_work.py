@@ -9,22 +9,22 @@ from datetime import datetime
 
 import pytest
 
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import LeadershipLost
-from flightstate_core.memory import MemoryStore, MemoryTransaction
-from flightstate_core.processor import ServiceProcessor, process_message, record_dead
-from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_core.requests import (
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import LeadershipLost
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
+from flightstate_core.domain.values import Set
+from flightstate_core.engine.processor import ServiceProcessor, process_message, record_dead
+from flightstate_core.engine.requests import (
     ResponseLog,
     ScheduleRequestRecord,
     ScheduleResponses,
     Window,
     schedule_response_hook,
 )
-from flightstate_core.requeue import DeadClaim, DeadMessages, RequeueRefused, requeue_dead
-from flightstate_core.testing.histories import flop, record, schedule
-from flightstate_core.unit_of_work import Work, apply_locked, locked_transaction
-from flightstate_core.values import Set
+from flightstate_core.engine.requeue import DeadClaim, DeadMessages, RequeueRefused, requeue_dead
+from flightstate_core.engine.unit_of_work import Work, apply_locked, locked_transaction
+from flightstate_core.memory import MemoryStore, MemoryTransaction
+from flightstate_testing.histories import flop, record, schedule
 
 from .helpers import CONFIG, NOW
 

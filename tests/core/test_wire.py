@@ -9,16 +9,16 @@ from datetime import date, time
 import pytest
 from hypothesis import given, settings
 
-from flightstate_core.catalog import COLLECTIONS, DOCUMENTS, SCALARS
-from flightstate_core.config import CoreConfig
-from flightstate_core.items import DocItem
+from flightstate_core.domain.catalog import COLLECTIONS, DOCUMENTS, SCALARS
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.items import DocItem
+from flightstate_core.domain.opday import operation_day
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.domain.values import Set
+from flightstate_core.domain.wire import WIRE_KEYS, notification, to_json, wire, wire_object
+from flightstate_core.engine.service import process_message
 from flightstate_core.memory import MemoryStore
-from flightstate_core.opday import operation_day
-from flightstate_core.records import InboxRow
-from flightstate_core.service import process_message
-from flightstate_core.testing.histories import Step, collection_items, histories, item
-from flightstate_core.values import Set
-from flightstate_core.wire import WIRE_KEYS, notification, to_json, wire, wire_object
+from flightstate_testing.histories import Step, collection_items, histories, item
 
 from .helpers import CONFIG, NOW, flight, validator
 from .schema_gen import SCHEMA_DIR, build_msg_schema, build_schd_schema, render

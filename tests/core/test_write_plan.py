@@ -10,14 +10,13 @@ from zoneinfo import ZoneInfo
 import attrs
 import pytest
 
-from flightstate_core.catalog import ValueKind
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import PermanentError
-from flightstate_core.items import DocItem, Item
-from flightstate_core.layout import DETAIL_TABLES
-from flightstate_core.records import GapRange, SnapLogEntry
-from flightstate_core.testing.store_contract import flight, full_collections, processed
-from flightstate_core.write_plan import (
+from flightstate_core.domain.catalog import ValueKind
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.items import DocItem, Item
+from flightstate_core.domain.layout import DETAIL_TABLES
+from flightstate_core.domain.records import GapRange, SnapLogEntry
+from flightstate_core.domain.write_plan import (
     WRITE_STEPS,
     TypedValues,
     WritePlan,
@@ -35,6 +34,7 @@ from flightstate_core.write_plan import (
     typed_twin,
     validate,
 )
+from flightstate_core.testing.store_contract import flight, full_collections, processed
 
 ZONE = ZoneInfo("Asia/Shanghai")
 SEEN = datetime(2026, 12, 1, tzinfo=UTC)

@@ -18,8 +18,9 @@ def assigned_consumer(bootstrap: str, topic: str, projection: object) -> Project
     return ProjectionConsumer(conf, topic, projection, subscribe=False)  # type: ignore[arg-type]
 
 
-def consume_until(consumer: ProjectionConsumer, done: Callable[[], bool],
-                  timeout: float = 60.0) -> bool:
+def consume_until(
+    consumer: ProjectionConsumer, done: Callable[[], bool], timeout: float = 60.0
+) -> bool:
     """Poll until ``done()`` or the deadline; return ``done()``."""
     deadline = time.monotonic() + timeout
     while not done() and time.monotonic() < deadline:
@@ -38,11 +39,17 @@ def drain(dispatcher: Dispatcher, rounds: int = 1000) -> int:
     raise AssertionError("outbox did not drain")
 
 
-def read_until(bootstrap: str, topic: str, done: Callable[[list[Message]], bool],
-               timeout: float = 30.0) -> list[Message]:
+def read_until(
+    bootstrap: str, topic: str, done: Callable[[list[Message]], bool], timeout: float = 30.0
+) -> list[Message]:
     """Raw records of *topic* from offset 0 until ``done(records)`` or the deadline."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique_name("fs_raw"),
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique_name("fs_raw"),
+            "enable.auto.commit": False,
+        }
+    )
     records: list[Message] = []
     try:
         partitions = consumer.list_topics(topic, timeout=timeout).topics[topic].partitions

@@ -27,7 +27,8 @@ def pumped_rows(messages: list[str]) -> list[list[Row]]:
         text = None if e.payload is None else e.payload.decode()
         kind = "NOTIFY" if e.topic == "msg" else ("SNAPSHOT" if text is not None else "TOMBSTONE")
         by_message.setdefault(e.message_id, []).append(
-            (e.topic, e.key, text, e.flid, e.state_version, kind, e.message_id))
+            (e.topic, e.key, text, e.flid, e.state_version, kind, e.message_id)
+        )
     return list(by_message.values())
 
 

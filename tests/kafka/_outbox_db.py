@@ -30,15 +30,26 @@ def create_outbox_schema(dsn: str) -> None:
 def wire_payload(flid: str, version: int, at: datetime, message_id: int) -> str:
     """A compact wire-ish ``schd`` value (a subset of the real wire format's keys)."""
     gate = f"G{random.randint(1, 60)}"
-    return json.dumps({
-        "flid": flid, "state": "ACTIVE", "stateVersion": version,
-        "updatedAt": at.isoformat(), "operationDay": "2026-11-30",
-        "lastMessageId": message_id, "FFID": f"CA-{flid}-A", "FLNO": flid[-4:],
-        "SODT": "30NOV260535", "SODT_TS": "2026-11-30T05:35:00+08:00",
-        "FDIV": None, "FRET": None,
-        "GTDT": [{"ordinal": 1, "seq": "1", "GATE": gate, "PGOT": None, "PGOT_TS": None}],
-        "REMARK": "航班 正常" if version % 2 else "delayed",
-    }, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(
+        {
+            "flid": flid,
+            "state": "ACTIVE",
+            "stateVersion": version,
+            "updatedAt": at.isoformat(),
+            "operationDay": "2026-11-30",
+            "lastMessageId": message_id,
+            "FFID": f"CA-{flid}-A",
+            "FLNO": flid[-4:],
+            "SODT": "30NOV260535",
+            "SODT_TS": "2026-11-30T05:35:00+08:00",
+            "FDIV": None,
+            "FRET": None,
+            "GTDT": [{"ordinal": 1, "seq": "1", "GATE": gate, "PGOT": None, "PGOT_TS": None}],
+            "REMARK": "航班 正常" if version % 2 else "delayed",
+        },
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
 
 
 class EventModel:
@@ -68,13 +79,23 @@ class EventModel:
 
     def _rows(self, flid: str, version: int, delete: bool) -> list[tuple[Any, ...]]:
         change = "DELETED" if delete else ("CREATED" if version == 1 else "UPDATED")
-        note = json.dumps({"flid": flid, "stateVersion": version, "change": change,
-                           "changed": [], "messageId": self.message_id, "type": "FLOP",
-                           "styp": "GTDT"})
+        note = json.dumps(
+            {
+                "flid": flid,
+                "stateVersion": version,
+                "change": change,
+                "changed": [],
+                "messageId": self.message_id,
+                "type": "FLOP",
+                "styp": "GTDT",
+            }
+        )
         payload = None if delete else wire_payload(flid, version, self.clock, self.message_id)
         kind = "TOMBSTONE" if delete else "SNAPSHOT"
-        return [("schd", flid, payload, flid, version, kind, self.message_id),
-                ("msg", flid, note, flid, version, "NOTIFY", self.message_id)]
+        return [
+            ("schd", flid, payload, flid, version, kind, self.message_id),
+            ("msg", flid, note, flid, version, "NOTIFY", self.message_id),
+        ]
 
 
 def insert_rows(dsn: str, rows: Iterable[tuple[Any, ...]]) -> None:
@@ -85,8 +106,10 @@ def insert_rows(dsn: str, rows: Iterable[tuple[Any, ...]]) -> None:
 
 def expected_projection(dsn: str) -> dict[str, Mapping[str, Any]]:
     """Latest ``schd`` row per FLID from MSG_EVENT: its state, or absent when deleted."""
-    query = ("SELECT DISTINCT ON (flid) flid, payload FROM msg_event WHERE topic = 'schd'"
-             " ORDER BY flid, state_version DESC, event_id DESC")
+    query = (
+        "SELECT DISTINCT ON (flid) flid, payload FROM msg_event WHERE topic = 'schd'"
+        " ORDER BY flid, state_version DESC, event_id DESC"
+    )
     with psycopg.connect(dsn) as conn:
         rows = conn.execute(query).fetchall()
     return {flid: json.loads(payload) for flid, payload in rows if payload is not None}
@@ -95,8 +118,9 @@ def expected_projection(dsn: str) -> dict[str, Mapping[str, Any]]:
 def watermark(dsn: str) -> int:
     """The dispatcher's watermark: every row with an id at or below it was delivered."""
     with psycopg.connect(dsn) as conn:
-        row = conn.execute("SELECT last_event_id FROM outbox_watermark "
-                           "WHERE outbox_name = 'kafka'").fetchone()
+        row = conn.execute(
+            "SELECT last_event_id FROM outbox_watermark WHERE outbox_name = 'kafka'"
+        ).fetchone()
     assert row is not None, "OUTBOX_WATERMARK row missing"
     return int(row[0])
 
@@ -104,8 +128,10 @@ def watermark(dsn: str) -> int:
 def set_watermark(dsn: str, event_id: int) -> None:
     """Move the watermark (also backwards: what a lost UPDATE would leave behind)."""
     with psycopg.connect(dsn) as conn:
-        conn.execute("UPDATE outbox_watermark SET last_event_id = %s "
-                     "WHERE outbox_name = 'kafka'", (event_id,))
+        conn.execute(
+            "UPDATE outbox_watermark SET last_event_id = %s WHERE outbox_name = 'kafka'",
+            (event_id,),
+        )
 
 
 def undelivered(dsn: str) -> int:

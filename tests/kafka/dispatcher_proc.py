@@ -16,9 +16,15 @@ def main(argv: list[str]) -> None:
     """Run a dispatcher until SIGTERM."""
     dsn, bootstrap, schd, msg, batch = argv
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
-    settings = KafkaSettings(bootstrap, topics={"schd": schd, "msg": msg},
-                             batch_size=int(batch), delivery_timeout_s=3.0,
-                             stuck_after_s=5.0, max_backoff_s=0.5, idle_sleep_s=0.05)
+    settings = KafkaSettings(
+        bootstrap,
+        topics={"schd": schd, "msg": msg},
+        batch_size=int(batch),
+        delivery_timeout_s=3.0,
+        stuck_after_s=5.0,
+        max_backoff_s=0.5,
+        idle_sleep_s=0.05,
+    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     outbox = PgOutbox(dsn)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from confluent_kafka import KafkaError, Message
 
-from flightstate_core.records import OutboxRecord
+from flightstate_core.domain.records import OutboxRecord
 from flightstate_kafka._batch import BatchTracker
 from flightstate_kafka._errors import REFUSALS, refusal
 from flightstate_kafka._plan import select_sends
@@ -38,13 +38,17 @@ def test_a_send_parked_before_producing_settles_its_rows() -> None:
     assert t.complete
     assert t.settled_through() == (3, 3)
     assert [(s.record.event_id, s.covers, why) for s, why in t.parked_sends()] == [
-        (2, (1, 2), "too large")]
+        (2, (1, 2), "too large")
+    ]
     assert [s.record.event_id for s in t.delivered_sends()] == [3]
 
 
 def test_a_broker_refusal_parks_the_refused_record_of_its_key() -> None:
-    rows = [rec(1, "A", 1, b"n1", "msg"), rec(2, "A", 2, b"n2-huge", "msg"),
-            rec(3, "B", 1, b"b", "msg")]
+    rows = [
+        rec(1, "A", 1, b"n1", "msg"),
+        rec(2, "A", 2, b"n2-huge", "msg"),
+        rec(3, "B", 1, b"b", "msg"),
+    ]
     t = tracker(rows)
     report(t, rows[1], KafkaError.MSG_SIZE_TOO_LARGE)  # the second msg of key A
     t.all_reported()
@@ -84,7 +88,11 @@ def test_a_parking_after_a_failure_settles_nothing_beyond_it() -> None:
 
 def test_the_refusals_are_the_permanent_record_errors() -> None:
     assert {KafkaError(c).name() for c in REFUSALS} == {
-        "MSG_SIZE_TOO_LARGE", "RECORD_LIST_TOO_LARGE", "INVALID_RECORD", "INVALID_MSG_SIZE"}
+        "MSG_SIZE_TOO_LARGE",
+        "RECORD_LIST_TOO_LARGE",
+        "INVALID_RECORD",
+        "INVALID_MSG_SIZE",
+    }
 
 
 def test_a_complete_batch_without_parking_never_computes_its_plan() -> None:

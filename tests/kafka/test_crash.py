@@ -29,13 +29,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from flightstate_core import service
-from flightstate_core.config import CoreConfig
-from flightstate_core.records import InboxRow
-from flightstate_core.traffic import generate_day
-from flightstate_core.wire import wire
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.domain.wire import wire
+from flightstate_core.engine import service
 from flightstate_kafka import DictProjection, KafkaSettings, TopicSettings, provision_topics
 from flightstate_pg import PgStore
+from flightstate_testing.traffic import generate_day
 from tests.fixtures.kafka import TansuBroker
 from tests.kafka._consume import assigned_consumer, consume_until
 from tests.kafka._outbox_db import expected_projection, undelivered, watermark
@@ -76,12 +76,21 @@ class DispatcherProcess:
     """``tests.kafka.dispatcher_proc`` as a child process, ended by PID."""
 
     def __init__(self, dsn: str, settings: KafkaSettings, log: Path) -> None:
-        argv = [sys.executable, "-m", "tests.kafka.dispatcher_proc", dsn,
-                settings.bootstrap_servers, settings.topics["schd"], settings.topics["msg"], "50"]
+        argv = [
+            sys.executable,
+            "-m",
+            "tests.kafka.dispatcher_proc",
+            dsn,
+            settings.bootstrap_servers,
+            settings.topics["schd"],
+            settings.topics["msg"],
+            "50",
+        ]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         with log.open("ab") as out:
-            self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=out,
-                                         stdin=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(
+                argv, cwd=ROOT, env=env, stdout=out, stderr=out, stdin=subprocess.DEVNULL
+            )
 
     def kill(self) -> None:
         """SIGKILL: a crash at whatever point it has reached."""
@@ -96,8 +105,10 @@ class DispatcherProcess:
 
 def dispatched_latest(dsn: str) -> dict[str, int]:
     """Per FLID, the STATE_VERSION of the newest ``schd`` row at or below the watermark."""
-    query = ("SELECT DISTINCT ON (flid) flid, state_version FROM msg_event"
-             " WHERE topic = 'schd' AND event_id <= %s ORDER BY flid, event_id DESC")
+    query = (
+        "SELECT DISTINCT ON (flid) flid, state_version FROM msg_event"
+        " WHERE topic = 'schd' AND event_id <= %s ORDER BY flid, event_id DESC"
+    )
     with psycopg.connect(dsn) as conn:
         return dict(conn.execute(query, (watermark(dsn),)).fetchall())
 
@@ -107,8 +118,9 @@ def caught_up(projection: DictProjection, latest: dict[str, int]) -> bool:
     return all(f in seen and seen[f].state_version >= v for f, v in latest.items())
 
 
-def outage(broker: TansuBroker, dsn: str, settings: KafkaSettings, day: PumpedDay,
-           log: Path) -> None:
+def outage(
+    broker: TansuBroker, dsn: str, settings: KafkaSettings, day: PumpedDay, log: Path
+) -> None:
     """Broker stopped with a dispatcher running and new rows waiting; then started again."""
     broker.stop()
     before = watermark(dsn)
@@ -139,8 +151,9 @@ def test_dispatcher_crashes_and_broker_restart_lose_nothing(
                 assert consume_until(consumer, lambda seen=latest: caught_up(projection, seen))
                 consumer.close()
                 outage(tansu_broker, outbox_dsn, settings, day, log)
-                consumer = assigned_consumer(tansu_broker.bootstrap, settings.topics["schd"],
-                                             projection)
+                consumer = assigned_consumer(
+                    tansu_broker.bootstrap, settings.topics["schd"], projection
+                )
                 continue
             day.pump(650)
             proc = DispatcherProcess(outbox_dsn, settings, log)

@@ -62,8 +62,10 @@ def test_records_carry_headers_and_msg_is_not_coalesced(
         assert set(headers) == {"event-id", "state-version", "message-id", "content-type"}
         assert json.loads(record.value())["stateVersion"] == int(headers["state-version"])
     with psycopg.connect(outbox_dsn) as conn:
-        ids = {str(r[0]).encode() for r in conn.execute(
-            "SELECT event_id FROM msg_event WHERE topic = 'msg'")}
+        ids = {
+            str(r[0]).encode()
+            for r in conn.execute("SELECT event_id FROM msg_event WHERE topic = 'msg'")
+        }
     assert {dict(r.headers())["event-id"] for r in msgs} == ids
 
 
@@ -150,7 +152,7 @@ def test_backlog_and_metrics(
 def test_unknown_logical_topic_stops_dispatch(
     outbox_dsn: str, settings: KafkaSettings, make_dispatcher: Any
 ) -> None:
-    from flightstate_core.errors import PermanentError  # noqa: PLC0415
+    from flightstate_core.domain.errors import PermanentError  # noqa: PLC0415
 
     insert_rows(outbox_dsn, [("audit", "K", "{}", "K", 1, "NOTIFY", None)])
     with pytest.raises(PermanentError, match="unknown logical topic"):

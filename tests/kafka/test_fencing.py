@@ -19,7 +19,7 @@ from collections import defaultdict
 import pytest
 from attrs import evolve
 
-from flightstate_core.errors import LeadershipLost, TransientError
+from flightstate_core.domain.errors import LeadershipLost, TransientError
 from flightstate_kafka import Dispatcher, KafkaSettings
 from flightstate_kafka.producer import build_producer
 from flightstate_pg.outbox import PgOutbox
@@ -55,8 +55,9 @@ def _until_it_produces(dispatcher: Dispatcher) -> None:
         dispatcher.dispatch_once()
 
 
-def _fenced_pair(outbox_dsn: str, settings: KafkaSettings, **old_overrides: str) -> tuple[
-    Dispatcher, Dispatcher, dict[str, int]]:
+def _fenced_pair(
+    outbox_dsn: str, settings: KafkaSettings, **old_overrides: str
+) -> tuple[Dispatcher, Dispatcher, dict[str, int]]:
     leader = {"epoch": 1}
     old_settings = evolve(settings, producer_overrides=old_overrides)
     old = Dispatcher(PgOutbox(outbox_dsn), old_settings, epoch=1,

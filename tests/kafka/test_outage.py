@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from flightstate_core.errors import TransientError
+from flightstate_core.domain.errors import TransientError
 from flightstate_kafka import DictProjection, Dispatcher, TopicSettings, provision_topics
 from flightstate_kafka.metrics import DispatcherMetrics
 from flightstate_pg.outbox import PgOutbox
@@ -33,8 +33,9 @@ def wait_for(condition: object, timeout: float) -> bool:
 def test_broker_outage_backlog_grows_then_drains(
     tansu_broker: TansuBroker, outbox: PgOutbox, outbox_dsn: str
 ) -> None:
-    settings = make_settings(tansu_broker.bootstrap, delivery_timeout_s=2.0,
-                             stuck_after_s=5.0, max_backoff_s=0.5)
+    settings = make_settings(
+        tansu_broker.bootstrap, delivery_timeout_s=2.0, stuck_after_s=5.0, max_backoff_s=0.5
+    )
     dispatcher = Dispatcher(outbox, settings)
     insert_rows(outbox_dsn, EventModel(flids=5, seed=8, prefix="X").next_rows(20))
     assert drain(dispatcher) == 40
@@ -72,15 +73,18 @@ def test_broker_outage_backlog_grows_then_drains(
 
 
 def test_a_broker_outage_parks_nothing(
-    tansu_broker: TansuBroker, outbox: PgOutbox, outbox_dsn: str,
+    tansu_broker: TansuBroker,
+    outbox: PgOutbox,
+    outbox_dsn: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Timeouts and connection errors stay retryable: while the broker is down the loop
     retries (several producers rebuilt) and parks nothing, not even a record close to the
     limit; once it is back every row is delivered."""
     caplog.set_level(logging.WARNING, logger="flightstate_kafka")
-    settings = make_settings(tansu_broker.bootstrap, delivery_timeout_s=1.0,
-                             stuck_after_s=2.0, max_backoff_s=0.3)
+    settings = make_settings(
+        tansu_broker.bootstrap, delivery_timeout_s=1.0, stuck_after_s=2.0, max_backoff_s=0.3
+    )
     metrics = DispatcherMetrics()
     dispatcher = Dispatcher(outbox, settings, observer=metrics)
     tansu_broker.stop()
@@ -102,8 +106,12 @@ def test_a_broker_outage_parks_nothing(
         runner.join(30)
     assert not runner.is_alive()
     assert outbox.parked_count() == 0
-    assert metrics.registry.get_sample_value(
-        "flightstate_outbox_events_parked_total", {"topic": "schd"}) == 0.0
+    assert (
+        metrics.registry.get_sample_value(
+            "flightstate_outbox_events_parked_total", {"topic": "schd"}
+        )
+        == 0.0
+    )
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "unreachable" in text
     assert "parked" not in text

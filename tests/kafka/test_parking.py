@@ -72,8 +72,12 @@ def _last_versions(rows: list[list[Row]]) -> dict[str, int]:
 
 
 def test_a_huge_flight_is_parked_and_every_other_flight_arrives(  # noqa: PLR0917 - fixtures
-    outbox: PgOutbox, outbox_dsn: str, settings: KafkaSettings, running: Any,
-    flights: list[list[Row]], caplog: pytest.LogCaptureFixture,
+    outbox: PgOutbox,
+    outbox_dsn: str,
+    settings: KafkaSettings,
+    running: Any,
+    flights: list[list[Row]],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="flightstate_kafka")
     metrics = DispatcherMetrics()
@@ -111,8 +115,12 @@ def test_a_huge_flight_is_parked_and_every_other_flight_arrives(  # noqa: PLR091
     assert report["parked"] == 1
     listed = report["parked_listed"][0]
     assert (listed["flid"], listed["size_bytes"]) == (_HUGE, huge_size)
-    assert metrics.registry.get_sample_value(
-        "flightstate_outbox_events_parked_total", {"topic": "schd"}) == 1.0
+    assert (
+        metrics.registry.get_sample_value(
+            "flightstate_outbox_events_parked_total", {"topic": "schd"}
+        )
+        == 1.0
+    )
     assert dispatcher.parking.last is not None
     assert dispatcher.parking.last.flid == _HUGE
 
@@ -150,8 +158,11 @@ def test_later_events_of_a_parked_flight(
         return 4 in _schd_versions(records).get("1", [])
 
     assert has_v4(read_until(settings.bootstrap_servers, settings.topics["schd"], has_v4))
-    msgs = read_until(settings.bootstrap_servers, settings.topics["msg"],
-                      lambda rs: any(r.value() and b'"stateVersion":3' in r.value() for r in rs))
+    msgs = read_until(
+        settings.bootstrap_servers,
+        settings.topics["msg"],
+        lambda rs: any(r.value() and b'"stateVersion":3' in r.value() for r in rs),
+    )
     assert any(b'"stateVersion":3' in (r.value() or b"") for r in msgs)  # msg: independent
 
 
@@ -198,8 +209,12 @@ def test_a_record_the_producer_refuses_is_parked_too(
     insert_rows(outbox_dsn, [("msg", "W1", pad, "W1", 99, "NOTIFY", 1)])
     insert_rows(outbox_dsn, EventModel(flids=8, seed=12, prefix="W").next_rows(10))
     with psycopg.connect(outbox_dsn) as conn:
-        msg_ids = {r[0] for r in conn.execute(
-            "SELECT event_id FROM msg_event WHERE topic = 'msg' AND state_version <> 99")}
+        msg_ids = {
+            r[0]
+            for r in conn.execute(
+                "SELECT event_id FROM msg_event WHERE topic = 'msg' AND state_version <> 99"
+            )
+        }
 
     def small_producer(conf: Any) -> Producer:
         return Producer({**conf, "message.max.bytes": "2000", "batch.size": "2000"})

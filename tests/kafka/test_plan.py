@@ -9,25 +9,37 @@ from confluent_kafka import KafkaError, Producer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flightstate_core.records import OutboxRecord
+from flightstate_core.domain.records import OutboxRecord
 from flightstate_kafka._batch import BatchTracker
 from flightstate_kafka._plan import plan_batch, select_sends
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
 
-def rec(event_id: int, flid: str, version: int, *, tomb: bool = False,
-        topic: str = "schd") -> OutboxRecord:
+def rec(
+    event_id: int, flid: str, version: int, *, tomb: bool = False, topic: str = "schd"
+) -> OutboxRecord:
     payload = None if tomb else b'{"v":%d}' % version
     return OutboxRecord(event_id, topic, flid, payload, flid, version, 1, NOW)
 
 
 def test_runs_collapse_to_latest_and_tombstone_is_kept() -> None:
-    rows = [rec(1, "A", 1), rec(2, "A", 2), rec(3, "B", 1), rec(4, "A", 3, tomb=True),
-            rec(5, "A", 4), rec(6, "A", 5), rec(7, "A", 5, topic="msg")]
+    rows = [
+        rec(1, "A", 1),
+        rec(2, "A", 2),
+        rec(3, "B", 1),
+        rec(4, "A", 3, tomb=True),
+        rec(5, "A", 4),
+        rec(6, "A", 5),
+        rec(7, "A", 5, topic="msg"),
+    ]
     sends = plan_batch(rows)
     assert [(s.record.event_id, s.covers) for s in sends] == [
-        (3, (3,)), (4, (1, 2, 4)), (6, (5, 6)), (7, (7,))]
+        (3, (3,)),
+        (4, (1, 2, 4)),
+        (6, (5, 6)),
+        (7, (7,)),
+    ]
 
 
 def test_msg_rows_are_never_coalesced() -> None:
@@ -40,8 +52,7 @@ def test_no_coalescing_when_disabled() -> None:
     assert [s.covers for s in plan_batch(rows, coalesce=False)] == [(1,), (2,)]
 
 
-events = st.lists(st.tuples(st.sampled_from("ABCD"), st.booleans(), st.booleans()),
-                  max_size=40)
+events = st.lists(st.tuples(st.sampled_from("ABCD"), st.booleans(), st.booleans()), max_size=40)
 
 
 def rows_of(spec: list[tuple[str, bool, bool]]) -> list[OutboxRecord]:
@@ -50,8 +61,9 @@ def rows_of(spec: list[tuple[str, bool, bool]]) -> list[OutboxRecord]:
     rows = []
     for event_id, (flid, tomb, is_msg) in enumerate(spec, start=1):
         versions[flid] = versions.get(flid, 0) + 1
-        rows.append(rec(event_id, flid, versions[flid], tomb=tomb,
-                        topic="msg" if is_msg else "schd"))
+        rows.append(
+            rec(event_id, flid, versions[flid], tomb=tomb, topic="msg" if is_msg else "schd")
+        )
     return rows
 
 
@@ -70,8 +82,11 @@ def test_plan_laws(spec: list[tuple[str, bool, bool]]) -> None:
     last = {r.key: r.event_id for r in schd}
     assert set(last.values()) <= published
     for key in "ABCD":
-        sent = [s.record.state_version for s in sends
-                if s.record.key == key and s.record.topic == "schd"]
+        sent = [
+            s.record.state_version
+            for s in sends
+            if s.record.key == key and s.record.topic == "schd"
+        ]
         assert sent == sorted(sent)
         assert len(sent) == len(set(sent))
     assert [s.record.event_id for s in sends] == sorted(published)
@@ -135,8 +150,14 @@ def test_failure_report_is_charged_to_the_first_send_of_its_key() -> None:
     key but no position, so a failure is charged at or before the failed record."""
     rows = [rec(1, "A", 1, topic="msg"), rec(2, "B", 1), rec(3, "A", 2, topic="msg")]
     tracker = BatchTracker(rows, select_sends(rows), topics={"schd": "t.schd", "msg": "t.msg"})
-    producer = Producer({"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 500,
-                         "delivery.report.only.error": True, "log_level": 0})
+    producer = Producer(
+        {
+            "bootstrap.servers": "127.0.0.1:1",
+            "message.timeout.ms": 500,
+            "delivery.report.only.error": True,
+            "log_level": 0,
+        }
+    )
     producer.produce("t.msg", b"v", b"A", on_delivery=tracker.report)  # fails: row 3's record
     assert producer.flush(10) == 0
     assert tracker.bad == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.errors import ConfigError
 from flightstate_kafka import KafkaSettings, TopicSettings, topic_configs
 from flightstate_kafka.producer import producer_config
 from flightstate_kafka.topics import BATCH_FRAMING_BYTES
@@ -14,7 +14,10 @@ from flightstate_kafka.topics import BATCH_FRAMING_BYTES
 def test_the_producer_lingers_one_millisecond_and_keeps_large_batches() -> None:
     conf = producer_config(KafkaSettings("127.0.0.1:1"))
     assert (conf["linger.ms"], conf["batch.num.messages"], conf["batch.size"]) == (
-        "1", "10000", "1000000")  # a batch is as large as the record limit allows
+        "1",
+        "10000",
+        "1000000",
+    )  # a batch is as large as the record limit allows
     slower = producer_config(KafkaSettings("127.0.0.1:1", producer_overrides={"linger.ms": "20"}))
     assert slower["linger.ms"] == "20"  # a site may trade latency for fewer requests
     big = producer_config(KafkaSettings("127.0.0.1:1", max_record_bytes=8_000_000))

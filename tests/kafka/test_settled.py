@@ -38,4 +38,3 @@ def test_every_settled_row_is_reported_once_coalesced_ones_included(
         ids = {int(r[0]) for r in conn.execute("SELECT event_id FROM msg_event")}
     assert set(observer.event_ids) == ids
     assert set(observer.event_ids.values()) == {1}
-

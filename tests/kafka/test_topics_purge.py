@@ -16,10 +16,17 @@ from tests.kafka._outbox_db import set_watermark
 
 @pytest.mark.kafka
 def test_provision_topics_is_idempotent_and_sets_configs(kafka_bootstrap: str) -> None:
-    settings = KafkaSettings(kafka_bootstrap, max_record_bytes=2_000_000,
-                             topics={"schd": unique_name("schd"), "msg": unique_name("msg")})
-    topics = TopicSettings(partitions=4, schd_min_compaction_lag_ms=1000,
-                           schd_delete_retention_ms=2000, msg_retention_ms=3000)
+    settings = KafkaSettings(
+        kafka_bootstrap,
+        max_record_bytes=2_000_000,
+        topics={"schd": unique_name("schd"), "msg": unique_name("msg")},
+    )
+    topics = TopicSettings(
+        partitions=4,
+        schd_min_compaction_lag_ms=1000,
+        schd_delete_retention_ms=2000,
+        msg_retention_ms=3000,
+    )
     first = provision_topics(settings, topics)
     assert set(first.values()) == {"created"}
     assert set(provision_topics(settings, topics).values()) == {"exists"}
@@ -27,8 +34,9 @@ def test_provision_topics_is_idempotent_and_sets_configs(kafka_bootstrap: str) -
     metadata = admin.list_topics(timeout=10)
     assert len(metadata.topics[settings.topics["schd"]].partitions) == 4
     resource = ConfigResource("topic", settings.topics["schd"])
-    configs = {k: v.value for k, v in admin.describe_configs([resource])[resource]
-               .result(10).items()}
+    configs = {
+        k: v.value for k, v in admin.describe_configs([resource])[resource].result(10).items()
+    }
     # tansu stores and reports the configs (it does not compact, though).
     assert configs["cleanup.policy"] == "compact"
     assert configs["min.compaction.lag.ms"] == "1000"
@@ -66,8 +74,10 @@ def test_purge_a_million_events_in_bounded_batches(outbox_dsn: str) -> None:
     above the watermark (not delivered yet) and the recent ones stay."""
     now = datetime.now().astimezone()
     with psycopg.connect(outbox_dsn, autocommit=True) as conn:
-        conn.execute(_FILL, {"n": 1_000_000, "old_upto": 700_000,
-                             "old": now - timedelta(days=2), "recent": now})
+        conn.execute(
+            _FILL,
+            {"n": 1_000_000, "old_upto": 700_000, "old": now - timedelta(days=2), "recent": now},
+        )
         conn.execute("ANALYZE msg_event")
     set_watermark(outbox_dsn, 500_000)
     outbox = CountingOutbox(outbox_dsn)
@@ -89,6 +99,7 @@ def test_purge_a_million_events_in_bounded_batches(outbox_dsn: str) -> None:
             " count(*) FILTER (WHERE created_at < now() - interval '1 day') FROM msg_event"
         ).fetchone()
         ids_match = conn.execute(
-            "SELECT count(*) FROM msg_event WHERE event_id <> state_version").fetchone()
+            "SELECT count(*) FROM msg_event WHERE event_id <> state_version"
+        ).fetchone()
     assert left == (500_000, 500_001, 1_000_000, 200_000)
     assert ids_match == (0,)  # the identity followed the series: ids are what we think

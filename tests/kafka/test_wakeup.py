@@ -15,9 +15,8 @@ import psycopg
 import pytest
 from attrs import evolve
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
 from flightstate_core.testing.store_contract import flight, processed
-from flightstate_core.traffic import generate_day
 from flightstate_kafka import Dispatcher, KafkaSettings
 from flightstate_pg import PgStore
 from flightstate_pg.outbox import DEFAULT_CHANNEL, PgOutbox
@@ -25,6 +24,7 @@ from flightstate_runner.config import load_config
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver
 from flightstate_runner.wiring import build_dispatcher, build_pump, open_services, provision
+from flightstate_testing.traffic import generate_day
 from tests.fixtures.kafka import read_topic
 from tests.fixtures.util import unique_name
 from tests.kafka._outbox_db import EventModel, insert_rows, undelivered, watermark

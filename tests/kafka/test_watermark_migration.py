@@ -25,11 +25,15 @@ def fill_v3(dsn: str, rows: int, dispatched: set[int]) -> None:
     """Migrate to 0003 and insert *rows* msg rows (ids 1..rows, one key each); mark the
     ids in *dispatched* as the pre-0004 dispatcher did (DISPATCHED_AT)."""
     assert migrate(dsn, target=BEFORE)[-1] == BEFORE
-    insert_rows(dsn, [("msg", f"K{n}", f'{{"n":{n}}}', f"K{n}", 1, "NOTIFY", n)
-                      for n in range(1, rows + 1)])
+    insert_rows(
+        dsn, [("msg", f"K{n}", f'{{"n":{n}}}', f"K{n}", 1, "NOTIFY", n) for n in range(1, rows + 1)]
+    )
     with psycopg.connect(dsn) as conn:
-        conn.execute("UPDATE msg_event SET dispatched_at = now() - interval '1 hour' "
-                     "WHERE event_id = ANY(%s)", (sorted(dispatched),))
+        conn.execute(
+            "UPDATE msg_event SET dispatched_at = now() - interval '1 hour' "
+            "WHERE event_id = ANY(%s)",
+            (sorted(dispatched),),
+        )
 
 
 def rollback_watermark(dsn: str) -> None:
@@ -43,13 +47,16 @@ def rollback_watermark(dsn: str) -> None:
         backend.connection.close()
 
 
-@pytest.mark.parametrize(("rows", "dispatched", "expected"), [
-    (0, set(), 0),  # empty outbox
-    (6, set(), 0),  # nothing dispatched yet
-    (6, {1, 2, 3, 4, 5, 6}, 6),  # everything dispatched
-    (10, {1, 2, 3, 4, 6, 7}, 4),  # just below the oldest undispatched row
-    (10, {2, 3}, 0),  # the first row is undispatched
-])
+@pytest.mark.parametrize(
+    ("rows", "dispatched", "expected"),
+    [
+        (0, set(), 0),  # empty outbox
+        (6, set(), 0),  # nothing dispatched yet
+        (6, {1, 2, 3, 4, 5, 6}, 6),  # everything dispatched
+        (10, {1, 2, 3, 4, 6, 7}, 4),  # just below the oldest undispatched row
+        (10, {2, 3}, 0),  # the first row is undispatched
+    ],
+)
 def test_initial_watermark_from_existing_rows(
     pg_db: str, rows: int, dispatched: set[int], expected: int
 ) -> None:
@@ -102,7 +109,8 @@ def test_upgrade_sends_only_what_was_not_dispatched_then_rolls_back(
     rollback_watermark(pg_db)
     with psycopg.connect(pg_db) as conn:
         undispatched = conn.execute(
-            "SELECT count(*) FROM msg_event WHERE dispatched_at IS NULL").fetchone()
+            "SELECT count(*) FROM msg_event WHERE dispatched_at IS NULL"
+        ).fetchone()
         table = conn.execute("SELECT to_regclass('outbox_watermark')").fetchone()
     assert undispatched == (0,)
     assert table == (None,)

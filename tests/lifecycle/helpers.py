@@ -8,14 +8,14 @@ from typing import Any
 
 import psycopg
 
-from flightstate_core import service
-from flightstate_core.codec import encode
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Outcome
-from flightstate_core.items import Item
-from flightstate_core.messages import Envelope, FlightRecord, FlopMessage, ScheduleMessage
-from flightstate_core.records import InboxRow
-from flightstate_core.values import Set
+from flightstate_core.domain.codec import encode
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.items import Item
+from flightstate_core.domain.messages import Envelope, FlightRecord, FlopMessage, ScheduleMessage
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.domain.values import Set
+from flightstate_core.engine import service
 from flightstate_pg import PgStore
 
 CONFIG = CoreConfig()

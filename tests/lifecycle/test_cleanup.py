@@ -13,8 +13,8 @@ import pytest
 from psycopg import pq
 
 import flightstate_core
-from flightstate_core.errors import LeadershipLost, PermanentError
-from flightstate_core.lifecycle import RetentionPolicy
+from flightstate_core.domain.errors import LeadershipLost, PermanentError
+from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup
 from tests.lifecycle.helpers import CONFIG, NOW, apply, count, fdel, flop, fltr, rows, schd
@@ -78,8 +78,12 @@ def test_cleanup_archives_removes_and_tombstones(pg_db: str, store: PgStore) -> 
         assert _current(pg_db, "FLIGHT_GATE", flid) == []
     assert len(before["A1"][1]) == 2
     assert before["A1"][0][0][0] == "A1"
-    new = rows(pg_db, "SELECT TOPIC, EVENT_KEY, PAYLOAD, STATE_VERSION, KIND, MESSAGE_ID "
-                      "FROM MSG_EVENT WHERE EVENT_ID > %s ORDER BY EVENT_ID", events_before)
+    new = rows(
+        pg_db,
+        "SELECT TOPIC, EVENT_KEY, PAYLOAD, STATE_VERSION, KIND, MESSAGE_ID "
+        "FROM MSG_EVENT WHERE EVENT_ID > %s ORDER BY EVENT_ID",
+        events_before,
+    )
     assert [(t, k, v, kind) for t, k, _, v, kind, _ in new] == [
         ("schd", "A1", 2, "TOMBSTONE"), ("msg", "A1", 2, "NOTIFY"),
         ("schd", "N1", 2, "TOMBSTONE"), ("msg", "N1", 2, "NOTIFY"),

@@ -11,9 +11,9 @@ from datetime import timedelta
 
 import pytest
 
-from flightstate_core import service
-from flightstate_core.lifecycle import RetentionPolicy
-from flightstate_core.records import InboxRow
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine import service
+from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup
 from tests.lifecycle.helpers import CONFIG, NOW, apply, flop, fltr, rows, schd

@@ -11,9 +11,9 @@ import psycopg
 import pytest
 
 import flightstate_core
-from flightstate_core.errors import LeadershipLost
-from flightstate_core.lifecycle import RetentionPolicy
-from flightstate_core.wire import wire
+from flightstate_core.domain.errors import LeadershipLost
+from flightstate_core.domain.wire import wire
+from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup
 from flightstate_pg.operator import flight_history, republish
@@ -65,8 +65,13 @@ def test_republish_is_fenced(pg_db: str, store: PgStore) -> None:
 
 def test_flight_history_lists_changes_in_order(store: PgStore) -> None:
     _seed(store)
-    apply(store, 4, schd(4, "DNLD", fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误",
-                                         ACTT="20NOV260540")))  # same content: no change
+    apply(
+        store,
+        4,
+        schd(
+            4, "DNLD", fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误", ACTT="20NOV260540")
+        ),
+    )  # same content: no change
     apply(store, 5, schd(5, "ADD", fltr("C", SODT="20NOV260535", MAID="A")))
     apply(store, 6, flop(6, "FTSS", "C", FTSS="BRD"))  # notifies the master, names C
 
@@ -87,7 +92,8 @@ def test_flight_history_lists_changes_in_order(store: PgStore) -> None:
 
     codeshare = flight_history(store, "C")
     assert [(h["messageId"], h["change"], h["changed"]) for h in codeshare] == [
-        (5, "CREATED", codeshare[0]["changed"]), (6, "UPDATED", ["FTSS"]),
+        (5, "CREATED", codeshare[0]["changed"]),
+        (6, "UPDATED", ["FTSS"]),
     ]
     assert "MAID" in codeshare[0]["changed"]
     assert flight_history(store, "nobody") == []

@@ -12,12 +12,12 @@ import psycopg
 import pymysql
 import pytest
 
-from flightstate_core import service
-from flightstate_core.codec import decode
-from flightstate_core.decision import Decision, Outcome
-from flightstate_core.messages import ScheduleMessage, ScheduleRequest
-from flightstate_core.records import InboxRow
-from flightstate_core.requests import RequestStatus
+from flightstate_core.domain.codec import decode
+from flightstate_core.domain.decision import Decision, Outcome
+from flightstate_core.domain.messages import ScheduleMessage, ScheduleRequest
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine import service
+from flightstate_core.engine.requests import RequestStatus
 from flightstate_mysql import MySqlInbox, insert_messages, parse_mysql_dsn
 from flightstate_mysql.outbound import MySqlOutbound
 from flightstate_pg import PgStore
@@ -120,8 +120,7 @@ def test_late_answer_after_a_resend(pg_db: str, store: PgStore, aodb: Aodb) -> N
     assert [decode(s[0], CONFIG).envelope.seqn for s in sent] == ["1", "2"]  # new SEQN
     again = decode(sent[1][0], CONFIG)
     assert isinstance(again, ScheduleRequest)
-    assert (again.stdb, again.stde) == (
-        "20NOV260000", "20NOV262359")
+    assert (again.stdb, again.stde) == ("20NOV260000", "20NOV262359")
     assert _request_row(pg_db, request_id)[:3] == ("OPEN", 2, 2)
 
     message_id = aodb.answer(store, resp(8, "20NOV261000"), later + timedelta(minutes=2))

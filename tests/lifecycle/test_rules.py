@@ -6,10 +6,17 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.lifecycle import RetentionPolicy, cleanup_reason, plan_cleanup, removal_groups
-from flightstate_core.messages import Envelope, FlightRecord, ScheduleMessage
-from flightstate_core.requests import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.messages import Envelope, FlightRecord, ScheduleMessage
+from flightstate_core.domain.state import FlightState, FlightStatus
+from flightstate_core.domain.values import Set
+from flightstate_core.engine.lifecycle import (
+    RetentionPolicy,
+    cleanup_reason,
+    plan_cleanup,
+    removal_groups,
+)
+from flightstate_core.engine.requests import (
     RequestAction,
     RequestStatus,
     ScheduleRequestRecord,
@@ -19,8 +26,6 @@ from flightstate_core.requests import (
     response_window,
     schedule_request_message,
 )
-from flightstate_core.state import FlightState, FlightStatus
-from flightstate_core.values import Set
 
 CONFIG = CoreConfig()
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -113,8 +118,9 @@ def _resp(*sodts: str) -> ScheduleMessage:
 def test_response_matches_oldest_covering_open_request() -> None:
     day = _request(1, "2026-12-01T00:00+08:00", "2026-12-02T00:00+08:00", 30)
     wide = _request(2, "2026-11-30T00:00+08:00", "2026-12-05T00:00+08:00", 40)
-    answered = _request(3, "2026-11-01T00:00+08:00", "2026-12-31T00:00+08:00", 90,
-                        status=RequestStatus.ANSWERED)
+    answered = _request(
+        3, "2026-11-01T00:00+08:00", "2026-12-31T00:00+08:00", 90, status=RequestStatus.ANSWERED
+    )
     window = response_window(_resp("01DEC260800", "01DEC262230"), CONFIG)
     assert window is not None
     # both open ones cover it; the older (sent 40 minutes ago) wins

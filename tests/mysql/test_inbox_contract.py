@@ -8,7 +8,7 @@ from typing import Any
 import pymysql
 import pytest
 
-from flightstate_core.budget import ReadBudget
+from flightstate_core.engine.budget import ReadBudget
 from flightstate_core.testing.inbox_contract import ROW_KEYS, InboxContract
 from flightstate_mysql import MySqlInbox, create_cminmsgs, insert_messages, parse_mysql_dsn
 from tests.fixtures.util import unique_name

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from flightstate_core.operations import local_naive
+from flightstate_core.engine.operations import local_naive
 from flightstate_mysql import inbox
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")

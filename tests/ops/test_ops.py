@@ -138,8 +138,13 @@ def test_each_alert_watches_its_metric() -> None:
 @pytest.mark.slow
 def test_sdist_ships_the_ops_files(tmp_path: Path) -> None:
     source = tmp_path / "src"  # a copy: building writes egg-info next to pyproject.toml
-    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".nox", "__pycache__", "*.egg-info", "build", "dist", ".*_cache"))
+    shutil.copytree(
+        REPO,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", ".nox", "__pycache__", "*.egg-info", "build", "dist", ".*_cache"
+        ),
+    )
     out = tmp_path / "dist"
     built = subprocess.run(
         [sys.executable, "-c", "import sys; from setuptools import build_meta as b; "

@@ -16,16 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import FlightstateError
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import FlightstateError
+from flightstate_core.engine.service import process_message
+from flightstate_core.engine.unit_of_work import BatchTransaction
 from flightstate_core.memory import MemoryStore
-from flightstate_core.service import process_message
-from flightstate_core.testing.histories import Step, apply_batched, histories, history_rows
 from flightstate_core.testing.store_contract import NOW as SAMPLE_TIME
 from flightstate_core.testing.store_contract import flight, processed
-from flightstate_core.unit_of_work import BatchTransaction
 from flightstate_oracle import OracleOutbox, OracleStore
 from flightstate_oracle.presence import decode_text, parse_empty_codes
+from flightstate_testing.histories import Step, apply_batched, histories, history_rows
 from tests.fixtures.services import ORACLE_SKIP_REASON
 from tests.oracle.conftest import empty_store, sql_rows
 

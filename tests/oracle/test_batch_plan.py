@@ -14,12 +14,12 @@ from zoneinfo import ZoneInfo
 import attrs
 import pytest
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.items import Item
-from flightstate_core.layout import DETAIL_TABLES, MAIN_TABLE
-from flightstate_core.lifecycle import CleanupPlan, RetentionPolicy
-from flightstate_core.requests import RequestStatus
-from flightstate_core.state import FlightStatus
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.items import Item
+from flightstate_core.domain.layout import DETAIL_TABLES, MAIN_TABLE
+from flightstate_core.domain.state import FlightStatus
+from flightstate_core.engine.lifecycle import CleanupPlan, RetentionPolicy
+from flightstate_core.engine.requests import RequestStatus
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_oracle import sql, sql_ops
 from flightstate_oracle.lifecycle import cleanup_candidate_params, cleanup_event_rows
@@ -203,7 +203,7 @@ def test_request_record_reads_utc() -> None:
 
 
 def test_snap_log_flid_match_is_exact() -> None:
-    text = json.dumps(["15", "150", "航班\"1"], ensure_ascii=False)
+    text = json.dumps(["15", "150", '航班"1'], ensure_ascii=False)
     assert snap_mentions(text, "15")
     assert snap_mentions(text, '航班"1')
     assert not snap_mentions(text, "1")  # the INSTR pre-filter would find it; this does not
@@ -230,8 +230,15 @@ def test_history_reads_whole_proc_rows() -> None:
     ]
     assert selected.split(", ") == expected
     row: dict[str, object] = dict.fromkeys(TABLES["PROC_STATE"].names)
-    row.update(MESSAGE_ID=9, STATUS="SUCCEEDED", ATTEMPTS=1, BACKFILL_ATTEMPTS=0,
-               PROCESSED_AT=datetime(2026, 11, 30, 1, 0), MSG_STYP=None, EMPTY_CODES="MSG_STYP")
+    row.update(
+        MESSAGE_ID=9,
+        STATUS="SUCCEEDED",
+        ATTEMPTS=1,
+        BACKFILL_ATTEMPTS=0,
+        PROCESSED_AT=datetime(2026, 11, 30, 1, 0),
+        MSG_STYP=None,
+        EMPTY_CODES="MSG_STYP",
+    )
     record = proc_from_row(row)
     assert (record.message_id, record.styp, record.processed_at) == (9, "", NOW)
 

@@ -18,7 +18,7 @@ from typing import Any
 import oracledb
 import pytest
 
-from flightstate_core.records import SnapLogEntry
+from flightstate_core.domain.records import SnapLogEntry
 from flightstate_oracle import WRITE_STEPS, OracleStore
 from flightstate_oracle.presence import decode_text, parse_empty_codes
 from tests.oracle.conftest import empty_store, sql_rows

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flightstate_core.catalog import COLLECTIONS
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Decision, Outcome
-from flightstate_core.errors import ProtocolError
-from flightstate_core.layout import DETAIL_TABLES
-from flightstate_core.limits import (
+from flightstate_core.domain.catalog import COLLECTIONS
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Decision, Outcome
+from flightstate_core.domain.errors import ProtocolError
+from flightstate_core.domain.layout import DETAIL_TABLES
+from flightstate_core.domain.limits import (
     ENVELOPE_TEXT_MAX_BYTES,
     FLID_MAX_BYTES,
     IDENTITY_KEY_MAX_BYTES,
@@ -28,9 +28,9 @@ from flightstate_core.limits import (
     INDEXED_SCALARS,
     utf8_len,
 )
-from flightstate_core.messages import Envelope
-from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_core.service import Undecodable, build_processed, decode_row
+from flightstate_core.domain.messages import Envelope
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
+from flightstate_core.engine.service import Undecodable, build_processed, decode_row
 from flightstate_oracle.records import proc_row
 from flightstate_oracle.schema import TABLES
 from flightstate_pg._write import _proc_row as pg_proc_row
@@ -73,8 +73,7 @@ def dead_records(raw: str, reason: str = "RuntimeError: boom") -> list[Processed
     forced = Undecodable(ProtocolError("/MSG", reason), envelope)
     dead = Decision(outcome=Outcome.DEAD, reason=str(getattr(decoded, "error", reason)))
     return [
-        build_processed(row, subject, dead, now=NOW, attempts=3)
-        for subject in (decoded, forced)
+        build_processed(row, subject, dead, now=NOW, attempts=3) for subject in (decoded, forced)
     ]
 
 

@@ -8,10 +8,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from flightstate_core.errors import PermanentError
-from flightstate_core.items import DocItem
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.items import DocItem
+from flightstate_core.domain.write_plan import documents
 from flightstate_core.testing.store_contract import flight, processed
-from flightstate_core.write_plan import documents
 from flightstate_oracle import documents as oracle_documents
 from flightstate_oracle.writes import plan_writes
 

@@ -9,7 +9,7 @@ import pytest
 from oracledb import errors as ora_errors
 from yoyo import read_migrations
 
-from flightstate_core.errors import ConfigError, PermanentError, TransientError
+from flightstate_core.domain.errors import ConfigError, PermanentError, TransientError
 from flightstate_oracle.client import CLIENT_DIR_ENV, init_thick_mode, parse_oracle_url
 from flightstate_oracle.errors import classify, is_unique_violation, oracle_errors
 from flightstate_oracle.migrate import MIGRATIONS_DIR, strip_terminator
@@ -77,8 +77,13 @@ def test_parse_url() -> None:
 def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
     migrations = read_migrations(str(MIGRATIONS_DIR))
     assert [m.id for m in migrations] == [
-        "0001.initial", "0002.history_display", "0003.lifecycle_requests",
-        "0004.outbox_watermark", "0005.inbox_gaps", "0006.outbox_parked", "0007.provenance",
+        "0001.initial",
+        "0002.history_display",
+        "0003.lifecycle_requests",
+        "0004.outbox_watermark",
+        "0005.inbox_gaps",
+        "0006.outbox_parked",
+        "0007.provenance",
     ]
     depends = {m.id: sorted(d.id for d in m.depends) for m in migrations}
     assert depends["0003.lifecycle_requests"] == ["0002.history_display"]

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flightstate_core.catalog import COLLECTIONS, SCALARS
-from flightstate_core.decision import EventKind, OutboxEvent, Outcome
-from flightstate_core.errors import PermanentError
-from flightstate_core.items import DocItem, Item
-from flightstate_core.layout import DETAIL_TABLES
-from flightstate_core.records import BackfillIntent, ProcessedMessage, ProcRecord
-from flightstate_core.state import FlightState, FlightStatus
+from flightstate_core.domain.catalog import COLLECTIONS, SCALARS
+from flightstate_core.domain.decision import EventKind, OutboxEvent, Outcome
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.items import DocItem, Item
+from flightstate_core.domain.layout import DETAIL_TABLES
+from flightstate_core.domain.records import BackfillIntent, ProcessedMessage, ProcRecord
+from flightstate_core.domain.state import FlightState, FlightStatus
 from flightstate_oracle.documents import decode_document, encode_document
 from flightstate_oracle.presence import (
     decode_text,

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from flightstate_core.lease_identity import split_holder
+from flightstate_core.engine.lease_identity import split_holder
 from flightstate_oracle.lease import OracleLeaderLease
 
 NO_POOL = cast(Any, None)  # never used: nothing here reaches the database

@@ -19,12 +19,12 @@ import oracledb
 import pymysql
 import pytest
 
-from flightstate_core import service
-from flightstate_core.codec import decode
-from flightstate_core.errors import LeadershipLost
-from flightstate_core.lifecycle import RetentionPolicy
-from flightstate_core.messages import ScheduleMessage, ScheduleRequest
-from flightstate_core.wire import wire
+from flightstate_core.domain.codec import decode
+from flightstate_core.domain.errors import LeadershipLost
+from flightstate_core.domain.messages import ScheduleMessage, ScheduleRequest
+from flightstate_core.domain.wire import wire
+from flightstate_core.engine import service
+from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_mysql import (
     MySqlInbox,
     create_cminmsgs,
@@ -122,8 +122,12 @@ def test_cleanup_archives_removes_and_tombstones(oracle_store: OracleStore) -> N
         assert _archived(store, "FLIGHT_GATE", flid) == gates
         assert _table(store, "FLIGHT_GATE", flid) == []
     assert before["A1"][1][1][-1] == "GATE"  # the present-empty gate, archived as such
-    new = sql_rows(store, "SELECT TOPIC, EVENT_KEY, STATE_VERSION, KIND, MESSAGE_ID FROM "
-                   "MSG_EVENT WHERE EVENT_ID > :e ORDER BY EVENT_ID", {"e": last_event})
+    new = sql_rows(
+        store,
+        "SELECT TOPIC, EVENT_KEY, STATE_VERSION, KIND, MESSAGE_ID FROM "
+        "MSG_EVENT WHERE EVENT_ID > :e ORDER BY EVENT_ID",
+        {"e": last_event},
+    )
     assert new == [
         ("schd", "A1", 2, "TOMBSTONE", None), ("msg", "A1", 2, "NOTIFY", None),
         ("schd", "N1", 2, "TOMBSTONE", None), ("msg", "N1", 2, "NOTIFY", None),
@@ -191,8 +195,13 @@ def test_republish_writes_the_current_state(oracle_store: OracleStore) -> None:
 def test_flight_history(oracle_store: OracleStore) -> None:
     store = oracle_store
     _seed_operator(store)
-    apply(store, 4, schd(4, "DNLD", fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误",
-                                         ACTT="20NOV260540")))  # same content: no change
+    apply(
+        store,
+        4,
+        schd(
+            4, "DNLD", fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误", ACTT="20NOV260540")
+        ),
+    )  # same content: no change
     apply(store, 5, schd(5, "ADD", fltr("C", SODT="20NOV260535", MAID="A")))
     history = flight_history(store, "A")
     assert [(h["messageId"], h["change"], h["source"]) for h in history] == [
@@ -294,9 +303,7 @@ def test_matching_inside_the_applying_transaction(oracle_store: OracleStore, aod
         tx.lock_pipeline(None)
         assert match_schedule_response(tx, message, 502, CONFIG) == first
         assert match_schedule_response(tx, message, 502, CONFIG) == first  # idempotent
-    assert sql_rows(store, "SELECT MESSAGE_ID, REQUEST_ID FROM SCHD_RESPONSE_LOG") == [
-        (502, first)
-    ]
+    assert sql_rows(store, "SELECT MESSAGE_ID, REQUEST_ID FROM SCHD_RESPONSE_LOG") == [(502, first)]
 
 
 def test_seqn_sequence_wraps_at_six_digits(oracle_store: OracleStore) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from flightstate_core.errors import PermanentError
-from flightstate_core.items import Item
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.items import Item
 from flightstate_core.testing.store_contract import flight, full_collections
 from flightstate_pg._codec import validate
 

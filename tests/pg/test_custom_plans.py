@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from flightstate_core import service
-from flightstate_core.config import CoreConfig
-from flightstate_core.records import InboxRow
-from flightstate_core.traffic import TrafficGenerator
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine import service
 from flightstate_pg import PgStore
 from flightstate_pg._pool import lazy_connection
+from flightstate_testing.traffic import TrafficGenerator
 
 CONFIG = CoreConfig()
 NOW = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)

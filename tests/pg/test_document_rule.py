@@ -1,18 +1,18 @@
 """The one document rule on PostgreSQL's write path (real server): a state whose document
 item holds a code twice is refused before anything is written, and the document columns
-hold the core's JSON text (``flightstate_core.write_plan.documents``)."""
+hold the core's JSON text (``flightstate_core.domain.write_plan.documents``)."""
 
 from __future__ import annotations
 
 import pytest
 
 import flightstate_pg
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import PermanentError
-from flightstate_core.items import DocItem
-from flightstate_core.records import ProcessedMessage
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.items import DocItem
+from flightstate_core.domain.records import ProcessedMessage
+from flightstate_core.domain.write_plan import documents
 from flightstate_core.testing.store_contract import flight, processed
-from flightstate_core.write_plan import documents
 from flightstate_pg import PgStore, _docjson
 
 pytestmark = pytest.mark.pg

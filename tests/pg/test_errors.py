@@ -8,7 +8,7 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from flightstate_core.errors import PermanentError, TransientError
+from flightstate_core.domain.errors import PermanentError, TransientError
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_pg import PgStore
 from flightstate_pg._errors import classify
@@ -107,8 +107,9 @@ def test_ping_fails_while_a_table_every_message_writes_is_locked(fresh_pg: str) 
     try:
         for table in ("FLIGHT_SCHD", "FLIGHT_GATE", "MSG_EVENT", "PROC_STATE"):
             with psycopg.connect(fresh_pg) as holder:
-                holder.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(
-                    sql.Identifier(table.lower())))
+                holder.execute(
+                    sql.SQL("LOCK TABLE {} IN SHARE MODE").format(sql.Identifier(table.lower()))
+                )
                 assert store.ping() is False, table
             assert store.ping() is True, table
         with store.transaction() as tx:

@@ -11,16 +11,16 @@ import pytest
 from psycopg.rows import dict_row
 from yoyo import get_backend, read_migrations
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.layout import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.layout import (
     DETAIL_TABLES,
     DOCUMENT_COLUMNS,
     MAIN_FIXED_COLUMNS,
     MAIN_TABLE,
     SCALAR_COLUMNS,
 )
+from flightstate_core.domain.wire import wire
 from flightstate_core.testing.store_contract import flight, full_collections, processed
-from flightstate_core.wire import wire
 from flightstate_pg import PgStore, migrate
 from flightstate_pg.migrate import MIGRATIONS_DIR, applied_migrations, yoyo_url
 from tests.fixtures import postgres

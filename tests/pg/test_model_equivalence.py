@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import FlightstateError
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import FlightstateError
+from flightstate_core.domain.wire import wire
+from flightstate_core.engine.service import process_message
+from flightstate_core.engine.unit_of_work import Work, apply_locked, locked_transaction
 from flightstate_core.memory import MemoryStore
-from flightstate_core.service import process_message
-from flightstate_core.testing.histories import Step, apply_batched, histories, history_rows
-from flightstate_core.unit_of_work import Work, apply_locked, locked_transaction
-from flightstate_core.wire import wire
 from flightstate_pg import PgStore
+from flightstate_testing.histories import Step, apply_batched, histories, history_rows
 
 pytestmark = pytest.mark.pg
 
@@ -129,10 +129,8 @@ def _run_batched(store: PgStore, history: list[Step], size: int) -> None:
 
 @settings(max_examples=15, deadline=None, suppress_health_check=_SUPPRESS)
 @given(history=histories(max_size=25), size=st.integers(1, 12))
-def test_batch_engine_equals_one_by_one(
-    pg_store: PgStore, history: list[Step], size: int
-) -> None:
-    """Batch-level reads and one write per batch (flightstate_core.unit_of_work) on PostgreSQL end
+def test_batch_engine_equals_one_by_one(pg_store: PgStore, history: list[Step], size: int) -> None:
+    """Batch-level reads and one write per batch (engine.unit_of_work) on PostgreSQL end
     exactly where the memory store ends one message at a time: states, events, PROC_STATE,
     cursor."""
     _reset(pg_store.dsn)  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from attrs import define
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
 from flightstate_core.testing.outbox_contract import OutboxContract
 from flightstate_pg import PgStore
 from flightstate_pg.outbox import PgOutbox

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
-from flightstate_core.errors import PermanentError, TransientError
+from flightstate_core.domain.errors import PermanentError, TransientError
 from flightstate_pg._errors import classify
 from flightstate_pg.outbox import PgOutbox
 

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from flightstate_core import service
-from flightstate_core.config import CoreConfig
-from flightstate_core.records import InboxRow
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine import service
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_pg import PgStore
 from flightstate_pg._read_ahead import UnitReads

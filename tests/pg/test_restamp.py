@@ -14,10 +14,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from flightstate_core import service
-from flightstate_core.config import CoreConfig
-from flightstate_core.processor import process_batch
-from flightstate_core.records import InboxRow, ProcessedMessage
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
+from flightstate_core.engine import service
+from flightstate_core.engine.processor import process_batch
 from flightstate_pg import PgStore
 
 pytestmark = pytest.mark.pg

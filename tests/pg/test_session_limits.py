@@ -7,7 +7,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from flightstate_core.errors import ConfigError, TransientError
+from flightstate_core.domain.errors import ConfigError, TransientError
 from flightstate_pg._errors import classify, translated
 from flightstate_pg._pool import SimplePool
 from flightstate_pg.session import SessionLimits, holder_application_name, with_session_limits
@@ -23,11 +23,18 @@ def test_every_limit_reaches_the_server(pg_dsn: str) -> None:
         shown = {name: conn.execute(f"SHOW {name}").fetchone()[0]  # type: ignore[index]
                  for name in ("lock_timeout", "idle_in_transaction_session_timeout",
                               "statement_timeout", "application_name")}  # fmt: skip
-    assert shown == {"lock_timeout": "1500ms", "idle_in_transaction_session_timeout": "4s",
-                     "statement_timeout": "7s", "application_name": "flightstate t1"}
+    assert shown == {
+        "lock_timeout": "1500ms",
+        "idle_in_transaction_session_timeout": "4s",
+        "statement_timeout": "7s",
+        "application_name": "flightstate t1",
+    }
     params = conninfo_to_dict(dsn)
     assert (params["keepalives"], params["keepalives_idle"], params["keepalives_count"]) == (
-        "1", "8", "3")
+        "1",
+        "8",
+        "3",
+    )
 
 
 def test_a_long_holder_name_is_cut_never_its_instance(pg_dsn: str) -> None:

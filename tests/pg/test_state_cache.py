@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
-from flightstate_core import service
-from flightstate_core.config import CoreConfig
-from flightstate_core.messages import Message
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.messages import Message
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
+from flightstate_core.domain.state import FlightState
+from flightstate_core.engine import service
 from flightstate_core.ports import StateTransaction
-from flightstate_core.records import InboxRow, ProcessedMessage
-from flightstate_core.state import FlightState
 from flightstate_pg import PgStore
 
 pytestmark = pytest.mark.pg

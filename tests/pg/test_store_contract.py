@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from flightstate_core.records import SnapLogEntry
+from flightstate_core.domain.records import SnapLogEntry
 from flightstate_core.testing.store_contract import EventRow, StoreContract, StoreDump
 from flightstate_pg import WRITE_STEPS, PgStore
 
@@ -42,7 +42,8 @@ class TestPgStoreContract(StoreContract):
         events = tuple(
             EventRow(t, k, None if p is None else p.encode(), f, v, kind, m)
             for t, k, p, f, v, kind, m in self._rows(
-                store, "SELECT TOPIC, EVENT_KEY, PAYLOAD, FLID, STATE_VERSION, KIND, MESSAGE_ID "
+                store,
+                "SELECT TOPIC, EVENT_KEY, PAYLOAD, FLID, STATE_VERSION, KIND, MESSAGE_ID "
                 "FROM MSG_EVENT ORDER BY EVENT_ID",
             )
         )
@@ -53,7 +54,8 @@ class TestPgStoreContract(StoreContract):
         snaps = tuple(
             SnapLogEntry(mid, styp, tuple(flids), tuple(_days(days)), count)
             for mid, styp, flids, days, count in self._rows(
-                store, "SELECT MESSAGE_ID, STYP, FLIDS::json, OPERATION_DAYS::json, RECORD_COUNT "
+                store,
+                "SELECT MESSAGE_ID, STYP, FLIDS::json, OPERATION_DAYS::json, RECORD_COUNT "
                 "FROM SCHD_SNAP_LOG ORDER BY SNAP_ID",
             )
         )

@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_pg import PgStore
 from flightstate_pg.outbox import DEFAULT_CHANNEL, OutboxListener
@@ -82,9 +82,7 @@ def test_commit_notifies_and_rollback_does_not(
     assert list(listening.notifies(timeout=0.5)) == []
 
 
-def test_listener_wakes_on_another_connections_commit(
-    store: PgStore, pg_store_dsn: str
-) -> None:
+def test_listener_wakes_on_another_connections_commit(store: PgStore, pg_store_dsn: str) -> None:
     wakes = _Wakes()
     listener = OutboxListener(pg_store_dsn, wakes)
     listener.start()

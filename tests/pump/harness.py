@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pymysql
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
 from flightstate_core.pump import Backoff, Pump, PumpSettings, PumpStats, ServiceProcessor
 from flightstate_mysql import MySqlInbox, create_cminmsgs, insert_messages, parse_mysql_dsn
 from flightstate_pg import PgStore

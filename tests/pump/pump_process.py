@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.gaps import GapSettings
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.gaps import GapSettings
 from flightstate_core.ports import Inbox
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_mysql import MySqlInbox
@@ -96,8 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         backfill_retry=Backoff(0.05, 1.0),
         stop_when_idle=args.until_idle,
         gaps=GapSettings(
-            enabled=not args.no_gaps, grace=args.gap_grace, horizon=args.gap_horizon,
-            late_poll=min(1.0, args.gap_grace), reconcile_every=args.gap_reconcile,
+            enabled=not args.no_gaps,
+            grace=args.gap_grace,
+            horizon=args.gap_horizon,
+            late_poll=min(1.0, args.gap_grace),
+            reconcile_every=args.gap_reconcile,
         ),
     )
     pump = Pump(

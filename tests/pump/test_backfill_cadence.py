@@ -11,13 +11,13 @@ from datetime import datetime
 
 import pytest
 
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import ConfigError
+from flightstate_core.domain.records import BackfillIntent
 from flightstate_core.memory import MemoryInbox
-from flightstate_core.pump_backfill import Backfill, BackfillThread
-from flightstate_core.pump_control import PumpControl
-from flightstate_core.pump_settings import PumpSettings
-from flightstate_core.records import BackfillIntent
+from flightstate_core.pump.backfill import Backfill, BackfillThread
+from flightstate_core.pump.control import PumpControl
+from flightstate_core.pump.settings import PumpSettings
 from tests.pump.fake_time import T0, FakeTime
 
 

@@ -17,9 +17,9 @@ import psycopg
 import pytest
 
 import flightstate_pg
-from flightstate_core.lease_identity import split_holder
-from flightstate_core.traffic import generate_day
+from flightstate_core.engine.lease_identity import split_holder
 from flightstate_testing.mariadb_server import PrivateMariaDB
+from flightstate_testing.traffic import generate_day
 from tests.fixtures import mysql, postgres
 from tests.fixtures.util import unique_name
 from tests.pump.harness import (

@@ -10,20 +10,20 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import ConfigError
-from flightstate_core.gap_keeper import GapKeeper
-from flightstate_core.gaps import (
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import ConfigError
+from flightstate_core.domain.gaps import (
     GapSettings,
     fill_gaps,
     missing_ranges,
     open_gaps,
     plan_read,
 )
+from flightstate_core.domain.records import GapRange, InboxRow
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.records import GapRange, InboxRow
-from flightstate_core.traffic import generate_day
+from flightstate_core.pump.gap_keeper import GapKeeper
+from flightstate_testing.traffic import generate_day
 
 FAST = Backoff(0.001, 0.005)
 T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)

@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from flightstate_core.traffic import generate_day
+from flightstate_testing.traffic import generate_day
 from tests.fixtures.util import unique_name
 from tests.pump.gap_writers import Writer, committed_ids, create_table, unprocessed_ids
 from tests.pump.harness import finish, start_pump

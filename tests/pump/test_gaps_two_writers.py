@@ -14,13 +14,13 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.gaps import GapSettings
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.gaps import GapSettings
+from flightstate_core.domain.records import GapRange
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.records import GapRange
-from flightstate_core.traffic import generate_day
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
+from flightstate_testing.traffic import generate_day
 from tests.fixtures.util import unique_name
 from tests.pump.gap_writers import Writer, create_table, open_inbox, unprocessed_ids
 

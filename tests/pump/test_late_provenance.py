@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterator
 import psycopg
 import pytest
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.gaps import GapSettings
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.gaps import GapSettings
+from flightstate_core.domain.records import GapRange
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.records import GapRange
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.operator import flight_history
 from flightstate_runner.views import render_history
+from flightstate_testing.traffic import TrafficGenerator
 from tests.fixtures.util import unique_name
 from tests.pump.gap_writers import open_inbox, unprocessed_ids
 from tests.pump.test_gaps_two_writers import T0, Scene, run_until
@@ -166,7 +166,6 @@ def test_an_empty_cursors_first_row_committed_within_the_grace_is_in_order(
     assert scene.proc(row_one) == ("SUCCEEDED", False)
     assert _scalars(scene)["STND"] == "8"
     assert scene.store.inbox_gaps() == []
-
 
 
 def test_a_late_first_row_is_applied_by_the_running_pump_on_a_real_clock(

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from flightstate_core.errors import LeadershipLost, TransientError
+from flightstate_core.domain.errors import LeadershipLost, TransientError
 from flightstate_core.memory import MemoryStore
 from flightstate_core.pump import Backoff, PumpSettings
-from flightstate_core.pump_control import PumpControl
-from flightstate_core.pump_leadership import Leadership
+from flightstate_core.pump.control import PumpControl
+from flightstate_core.pump.leadership import Leadership
 from tests.pump.fake_time import FakeTime
 
 

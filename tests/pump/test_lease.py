@@ -12,16 +12,16 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
-from flightstate_core import service
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import LeadershipLost
-from flightstate_core.lease_identity import split_holder
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import LeadershipLost
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine import service
+from flightstate_core.engine.lease_identity import split_holder
 from flightstate_core.ports import LeaderLease, StateStore
-from flightstate_core.records import InboxRow
 from flightstate_core.testing.lease_contract import LeaseContract, LeaseHarness
-from flightstate_core.traffic import generate_day
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
+from flightstate_testing.traffic import generate_day
 
 pytestmark = pytest.mark.pg
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from flightstate_core.lease_identity import InstanceLease
+from flightstate_core.engine.lease_identity import InstanceLease
 from flightstate_core.memory import MemoryStore
 from flightstate_core.ports import LeaderLease, StateStore
 from flightstate_core.testing.lease_contract import LeaseContract, LeaseHarness

@@ -17,7 +17,7 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from flightstate_core.errors import TransientError
+from flightstate_core.domain.errors import TransientError
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.session import SessionLimits, holder_application_name, with_session_limits
 

@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from flightstate_core.budget import ReadBudget
+from flightstate_core.engine.budget import ReadBudget
 from flightstate_core.testing.inbox_contract import ROW_KEYS, InboxContract
 from flightstate_pg.inbox import PgInbox, create_inbox_table, insert_messages
 from tests.fixtures.util import unique_name

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import math
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.records import InboxRow
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.pump_polling import PollSchedule, idle_reads_bound
-from flightstate_core.records import InboxRow
-from flightstate_core.traffic import generate_day
+from flightstate_core.pump.polling import PollSchedule, idle_reads_bound
+from flightstate_testing.traffic import generate_day
 from tests.pump.fake_time import FakeTime
 
 IDLE, ACTIVE, ACTIVE_FOR = 0.5, 0.005, 2.0

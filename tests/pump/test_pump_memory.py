@@ -8,14 +8,14 @@ import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from flightstate_core import service
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import TransientError
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import TransientError
+from flightstate_core.domain.records import BackfillIntent, InboxRow, ProcessedMessage
+from flightstate_core.engine import service
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.records import BackfillIntent, InboxRow, ProcessedMessage
-from flightstate_core.traffic import generate_day
+from flightstate_testing.traffic import generate_day
 from tests.pump.fake_time import FakeTime
 
 FAST = Backoff(0.001, 0.005)
@@ -38,7 +38,10 @@ def make_inbox(raws: Sequence[str]) -> MemoryInbox:
 
 
 def pump_over(
-    store: MemoryStore, inbox: object, processor: object, time: FakeTime | None = None,
+    store: MemoryStore,
+    inbox: object,
+    processor: object,
+    time: FakeTime | None = None,
     **kw: object,
 ) -> Pump:
     """A pump over the memory store; with *time*, its waits only move that fake clock."""
@@ -398,4 +401,3 @@ def test_back_off_never_overflows_for_a_head_that_fails_for_hours() -> None:
     backoff = Backoff(0.2, 10.0)
     assert backoff.delay(1) == 0.2
     assert backoff.delay(2000) == 10.0  # 2.0 ** 1999 overflows a float
-

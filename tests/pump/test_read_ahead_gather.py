@@ -8,11 +8,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from flightstate_core.errors import TransientError
+from flightstate_core.domain.errors import TransientError
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine.outcome import PreparedRows, join_prepared
 from flightstate_core.memory import MemoryInbox
-from flightstate_core.outcome import PreparedRows, join_prepared
-from flightstate_core.pump_fifo import ReadAhead
-from flightstate_core.records import InboxRow
+from flightstate_core.pump.fifo import ReadAhead
 
 WAIT_S = 10.0  # a bound for a broken test, never reached by a passing one
 

@@ -12,16 +12,16 @@ from datetime import UTC, datetime
 
 import pytest
 
-from flightstate_core import service
-from flightstate_core.budget import decoded_weight, prepare_within, rows_weight
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import ProtocolError
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import ProtocolError
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine import service
+from flightstate_core.engine.budget import decoded_weight, prepare_within, rows_weight
+from flightstate_core.engine.outcome import Undecodable
 from flightstate_core.memory import MemoryInbox, MemoryStore
-from flightstate_core.outcome import Undecodable
 from flightstate_core.pump import Pump, PumpSettings, ServiceProcessor
-from flightstate_core.pump_fifo import ReadAhead
-from flightstate_core.records import InboxRow
-from flightstate_core.testing.builders import build_dense_dnld, build_flop, dnld_backlog
+from flightstate_core.pump.fifo import ReadAhead
+from flightstate_testing.seeded import build_dense_dnld, build_flop, dnld_backlog
 from tests.pump.test_pump_memory import FAST
 
 CONFIG = CoreConfig()

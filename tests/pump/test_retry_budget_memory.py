@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.decision import Outcome
-from flightstate_core.errors import TransientError
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.errors import TransientError
+from flightstate_core.domain.records import BackfillIntent, InboxRow, ProcessedMessage
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.records import BackfillIntent, InboxRow, ProcessedMessage
-from flightstate_core.traffic import generate_day
+from flightstate_testing.traffic import generate_day
 from tests.pump.fake_time import FakeTime
 
 STEP = Backoff(0.1, 0.5)  # each failed attempt moves the fake clock 0.1 .. 0.5 s

@@ -18,14 +18,14 @@ import psycopg
 import pytest
 
 import flightstate_pg
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.traffic import generate_day
 from flightstate_mysql import MySqlInbox
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_testing.pumping import pump_until_idle
+from flightstate_testing.traffic import generate_day
 from tests.fixtures import postgres
 from tests.fixtures.util import unique_name
 from tests.pump.harness import fill_mysql_inbox, mysql_conn

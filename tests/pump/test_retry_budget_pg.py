@@ -15,12 +15,12 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
 from flightstate_core.pump import Backoff, Pump, PumpSettings, PumpStats, ServiceProcessor
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_pg import PgStore
 from flightstate_pg.inbox import PgInbox, create_inbox_table, insert_messages
 from flightstate_pg.lease import PgLeaderLease
+from flightstate_testing.traffic import TrafficGenerator
 from tests.fixtures.util import unique_name
 from tests.runner._cli import run_cli
 
@@ -104,9 +104,7 @@ def _outcomes(dsn: str) -> dict[int, tuple[str, str | None, int]]:
     return {int(mid): (status, reason, int(attempts)) for mid, status, reason, attempts in rows}
 
 
-def _assert_dead_by_budget(
-    outcome: tuple[str, str | None, int], sqlstate: str, error: str
-) -> None:
+def _assert_dead_by_budget(outcome: tuple[str, str | None, int], sqlstate: str, error: str) -> None:
     status, reason, attempts = outcome
     assert status == "DEAD"
     match = re.match(rf"retry budget spent \(SQLSTATE {sqlstate}\): (\d+) attempts failed in "

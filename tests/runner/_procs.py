@@ -15,9 +15,9 @@ from typing import Any
 import psycopg
 from confluent_kafka import Message
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.lease_identity import instance_holder, split_holder
-from flightstate_core.wire import wire
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.wire import wire
+from flightstate_core.engine.lease_identity import instance_holder, split_holder
 from flightstate_pg import PgStore
 from flightstate_pg.session import holder_application_name
 from flightstate_runner.config import load_config
@@ -209,8 +209,10 @@ def assert_last_record_is_state(
     assert (unpublished, unknown) == ([], []), (
         f"{len(records)} records; stored, never published: {unpublished[:5]} "
         f"({len(unpublished)}); published, not stored: {unknown[:5]} ({len(unknown)}); "
-        + _outbox_rows_of(dsn, unpublished[:3]) + f"; per partition (count, last offset): "
-        f"{_partition_ends(records)}" + _uncommitted_of(uncommitted, unpublished))
+        + _outbox_rows_of(dsn, unpublished[:3])
+        + f"; per partition (count, last offset): "
+        f"{_partition_ends(records)}" + _uncommitted_of(uncommitted, unpublished)
+    )
     config = CoreConfig()
     stale = [flid for flid, state in states.items()
              if last[flid] != (None if state.is_deleted else wire(state, config))]  # fmt: skip
@@ -236,8 +238,10 @@ def _uncommitted_of(read: Callable[[], list[Message]] | None, flids: list[str]) 
         return ""
     records = read()
     seen = {record.key().decode() for record in records if record.key() is not None}
-    return (f"; read_uncommitted: {len(records)} records, {len(set(flids) & seen)} of the "
-            f"{len(flids)} missing flights in them, per partition {_partition_ends(records)}")
+    return (
+        f"; read_uncommitted: {len(records)} records, {len(set(flids) & seen)} of the "
+        f"{len(flids)} missing flights in them, per partition {_partition_ends(records)}"
+    )
 
 
 def _partition_ends(records: list[Message]) -> dict[int, tuple[int, int]]:

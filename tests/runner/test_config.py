@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.errors import ConfigError
 from flightstate_runner.config import load_config, redact
 from tests.runner._cli import run_cli
 
 
 def test_layers_defaults_toml_env_options(tmp_path: Path) -> None:
     toml = tmp_path / "fs.toml"
-    toml.write_text('[flightstate]\nbatch_size = 50\nairport_tz = "Europe/Paris"\n'
-                    'topic_msg = "from-file"\n')
+    toml.write_text(
+        '[flightstate]\nbatch_size = 50\nairport_tz = "Europe/Paris"\ntopic_msg = "from-file"\n'
+    )
     env = {"FLIGHTSTATE_BATCH_SIZE": "70", "FLIGHTSTATE_OPDAY_CUTOVER": "04:30"}
     config = load_config(toml, env, batch_size=90)
     assert config.batch_size == 90  # option beats environment beats file
@@ -87,8 +88,9 @@ def test_topics_needs_a_bootstrap() -> None:
 
 
 def test_cli_option_overrides_environment() -> None:
-    result = run_cli("--airport-tz", "Nowhere/Land", "status",
-                     env={"FLIGHTSTATE_AIRPORT_TZ": "Asia/Shanghai"})
+    result = run_cli(
+        "--airport-tz", "Nowhere/Land", "status", env={"FLIGHTSTATE_AIRPORT_TZ": "Asia/Shanghai"}
+    )
     assert result.returncode == 2
     assert "Nowhere/Land" in result.stderr
 
@@ -119,11 +121,24 @@ ALL_INTERFACES = "0.0.0.0"  # noqa: S104 - a value to parse, nothing binds here
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        *[(name, bad) for name in (
-            "poll_interval", "lease_ttl", "backoff_initial", "backoff_max", "retention_days",
-            "quiet_days", "null_day_quiet_days", "cleanup_interval", "request_interval",
-            "request_timeout", "purge_interval", "outbox_retention_hours",
-        ) for bad in _NON_FINITE],
+        *[
+            (name, bad)
+            for name in (
+                "poll_interval",
+                "lease_ttl",
+                "backoff_initial",
+                "backoff_max",
+                "retention_days",
+                "quiet_days",
+                "null_day_quiet_days",
+                "cleanup_interval",
+                "request_interval",
+                "request_timeout",
+                "purge_interval",
+                "outbox_retention_hours",
+            )
+            for bad in _NON_FINITE
+        ],
         ("lease_ttl", "1e308"),
         ("poll_interval", "1e9"),
         ("retention_days", "1e308"),
@@ -172,8 +187,9 @@ def test_numbers_at_their_bounds_are_accepted() -> None:
 def test_run_refuses_non_finite_numbers_and_malformed_dsns(
     env: dict[str, str], setting: str
 ) -> None:
-    result = run_cli("run", "--until-idle",
-                     env={"FLIGHTSTATE_PG_DSN": "postgresql://x@127.0.0.1:1/x", **env})
+    result = run_cli(
+        "run", "--until-idle", env={"FLIGHTSTATE_PG_DSN": "postgresql://x@127.0.0.1:1/x", **env}
+    )
     assert result.returncode == 2, result.stderr
     assert f"configuration error: {setting}: " in result.stderr
     assert "Traceback" not in result.stderr

@@ -30,8 +30,11 @@ pytestmark = pytest.mark.slow
 
 def _isolated(argv: list[str]) -> list[str]:
     if shutil.which("unshare") and os.geteuid() == 0:
-        probe = subprocess.run(["unshare", "-n", "true"],  # noqa: S607 - system tool on PATH
-                               capture_output=True, check=False)
+        probe = subprocess.run(
+            ["unshare", "-n", "true"],  # noqa: S607 - system tool on PATH
+            capture_output=True,
+            check=False,
+        )
         if probe.returncode == 0:
             return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "demo", *argv]
     return argv
@@ -133,9 +136,7 @@ def _stop_kept(tmp: Path, dirs: set[str]) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_demo_keep_leaves_its_database_for_show_and_history(
-    tmp_path: Path, demo_tmp: Path
-) -> None:
+def test_demo_keep_leaves_its_database_for_show_and_history(tmp_path: Path, demo_tmp: Path) -> None:
     summary_file = tmp_path / "summary.json"
     try:
         result = subprocess.run(

@@ -18,8 +18,8 @@ import psycopg
 import pymysql
 import pytest
 
-from flightstate_core.testing.builders import dnld_backlog
 from flightstate_mysql import insert_messages, parse_mysql_dsn
+from flightstate_testing.seeded import dnld_backlog
 from tests.fixtures.util import unique_name
 from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
 

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 
-from flightstate_core.dsn import check_url_credentials, redact
+from flightstate_core.support.dsn import check_url_credentials, redact
 from flightstate_mysql.dsn import parse_mysql_dsn
 from tests.runner._cli import run_cli
 
@@ -103,7 +103,9 @@ def test_key_value_passwords_are_hidden(conninfo: str) -> None:
 
 
 def test_redact_leaves_dsns_without_password_alone() -> None:
-    assert redact("postgresql://flight@127.0.0.1:5432/db") == "postgresql://flight@127.0.0.1:5432/db"
+    assert (
+        redact("postgresql://flight@127.0.0.1:5432/db") == "postgresql://flight@127.0.0.1:5432/db"
+    )
     assert redact("mysql://127.0.0.1/db") == "mysql://127.0.0.1/db"
     assert redact("127.0.0.1:9092") == "127.0.0.1:9092"
     assert redact(None) is None

@@ -7,14 +7,14 @@ from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.records import InboxRow
 from flightstate_core.memory import MemoryStore
 from flightstate_core.pump import ServiceProcessor
-from flightstate_core.records import InboxRow
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_runner.freshness import CommitTimes, receive_to_commit
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver, ObservedProcessor
+from flightstate_testing.traffic import TrafficGenerator
 
 
 class Row(NamedTuple):

@@ -14,15 +14,15 @@ import psycopg
 import pytest
 
 import flightstate_pg
-from flightstate_core.errors import ConfigError
-from flightstate_core.processor import ServiceProcessor
-from flightstate_core.records import GapRange, InboxRow
-from flightstate_core.traffic import generate_day
+from flightstate_core.domain.errors import ConfigError
+from flightstate_core.domain.records import GapRange, InboxRow
+from flightstate_core.engine.processor import ServiceProcessor
 from flightstate_runner.config import load_config
 from flightstate_runner.loop import Runner
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import ObservedProcessor
 from flightstate_runner.wiring import build_pump, open_services
+from flightstate_testing.traffic import generate_day
 from tests.fixtures.util import unique_name
 from tests.pump.gap_writers import Writer, create_table, unprocessed_ids
 from tests.runner._cli import run_cli

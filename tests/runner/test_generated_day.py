@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from flightstate_core.codec import decode
-from flightstate_core.lifecycle import RetentionPolicy, cleanup_reason
-from flightstate_core.messages import ScheduleMessage
-from flightstate_core.opday import operation_day
-from flightstate_core.state import FlightState, FlightStatus
-from flightstate_core.traffic import DEFAULT_DAY, generate_day
-from flightstate_core.values import Set
+from flightstate_core.domain.codec import decode
+from flightstate_core.domain.messages import ScheduleMessage
+from flightstate_core.domain.opday import operation_day
+from flightstate_core.domain.state import FlightState, FlightStatus
+from flightstate_core.domain.values import Set
+from flightstate_core.engine.lifecycle import RetentionPolicy, cleanup_reason
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.inboxes import todays_traffic
+from flightstate_testing.traffic import DEFAULT_DAY, generate_day
 
 
 def _operation_days(raws: list[str], config: RunnerConfig) -> set[object]:

@@ -12,8 +12,8 @@ import pymysql
 import pytest
 
 import flightstate_pg
+from flightstate_core.engine.requests import RequestStatus
 from flightstate_core.pump import PumpStats
-from flightstate_core.requests import RequestStatus
 from flightstate_mysql import create_coutmsgs, parse_mysql_dsn
 from flightstate_mysql.outbound import MySqlOutbound
 from flightstate_pg import PgStore

@@ -22,16 +22,16 @@ import pymysql
 import pytest
 from psycopg import sql
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.errors import ConfigError
+from flightstate_core.engine.operations import received_instant
 from flightstate_core.memory import MemoryStore
-from flightstate_core.operations import received_instant
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
-from flightstate_core.testing.builders import build_flop
 from flightstate_mysql import MySqlInbox, create_cminmsgs, insert_messages, parse_mysql_dsn
 from flightstate_pg.inbox import PgInbox, create_inbox_table
 from flightstate_runner import probes
 from flightstate_runner.config import RunnerConfig, load_config
+from flightstate_testing.seeded import build_flop
 from tests.fixtures.util import unique_name
 
 AIRPORT = "Asia/Shanghai"

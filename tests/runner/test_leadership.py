@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from confluent_kafka import Message
 
-from flightstate_core.lease_identity import split_holder
+from flightstate_core.engine.lease_identity import split_holder
 from flightstate_runner.config import load_config
 from tests.fixtures.kafka import read_topic
 from tests.fixtures.util import unique_name
@@ -100,6 +100,7 @@ def test_frozen_leader_and_standby_publish_in_epoch_order(
     assert records
     assert_epochs_never_go_back(records)
     assert {epoch_of(r) for r in records} <= set(range(1, epoch + 1))
+
     def uncommitted() -> list[Message]:
         return read_topic(kafka_bootstrap, env["FLIGHTSTATE_TOPIC_SCHD"], 10**7, timeout=15,
                           isolation="read_uncommitted")  # fmt: skip

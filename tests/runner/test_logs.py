@@ -10,11 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from flightstate_core.config import CoreConfig
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.records import InboxRow
+from flightstate_core.engine.processor import ServiceProcessor
 from flightstate_core.memory import MemoryStore
-from flightstate_core.processor import ServiceProcessor
-from flightstate_core.records import InboxRow
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_runner.logs import (
     BatchingStreamHandler,
     JsonFormatter,
@@ -23,6 +22,7 @@ from flightstate_runner.logs import (
 )
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import ObservedProcessor
+from flightstate_testing.traffic import TrafficGenerator
 
 
 class CountingStream(io.StringIO):
@@ -79,6 +79,7 @@ def test_lines_held_are_written_once_in_order_when_the_block_ends(stream: Counti
 
 def test_a_block_that_raises_still_writes_its_lines(stream: CountingStream) -> None:
     log = logging.getLogger("test.logs")
+
     def fail_while_held() -> None:
         with lines_held():
             log.info("before the error")
@@ -132,8 +133,12 @@ def test_a_line_that_cannot_be_formatted_is_reported_and_the_rest_written(
 
 def test_a_batch_of_message_lines_is_one_write(stream: CountingStream) -> None:
     gen = TrafficGenerator(seed=3)
-    rows = [InboxRow(n, raw) for n, raw in enumerate(
-        [gen.schedule("DNLD", [1]), gen.schedule("DNLD", [2]), "<MSG><unclosed>"], 1)]
+    rows = [
+        InboxRow(n, raw)
+        for n, raw in enumerate(
+            [gen.schedule("DNLD", [1]), gen.schedule("DNLD", [2]), "<MSG><unclosed>"], 1
+        )
+    ]
     processor = ObservedProcessor(ServiceProcessor(MemoryStore(), CoreConfig()),
                                   RunnerMetrics(), logging.getLogger("test.observe"))  # fmt: skip
     results = processor.process_batch(rows, None)

@@ -10,8 +10,8 @@ import psycopg
 import pymysql
 import pytest
 
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_mysql import insert_messages, parse_mysql_dsn
+from flightstate_testing.traffic import TrafficGenerator
 from tests.fixtures.util import unique_name
 from tests.runner._cli import run_cli
 
@@ -46,7 +46,8 @@ def test_history_republish_cleanup(processed: dict[str, str]) -> None:
     history = json.loads(_ok("history", "--json", "7", env=processed))
     assert history[0]["change"] == "CREATED"
     assert [h["stateVersion"] for h in history if h["stateVersion"]] == sorted(
-        h["stateVersion"] for h in history if h["stateVersion"])
+        h["stateVersion"] for h in history if h["stateVersion"]
+    )
 
     before = _count(dsn, "SELECT count(*) FROM MSG_EVENT")
     assert _ok("republish", "--flid", "7", "--flid", "8", env=processed).startswith("2 record")

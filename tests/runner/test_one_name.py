@@ -26,7 +26,7 @@ import psycopg
 import pytest
 from confluent_kafka import Message
 
-from flightstate_core.lease_identity import instance_holder, split_holder
+from flightstate_core.engine.lease_identity import instance_holder, split_holder
 from flightstate_pg.session import holder_application_name
 from flightstate_testing.names import unique_name
 from tests.runner._procs import (
@@ -138,7 +138,8 @@ def _assert_no_snapshot_twice(records: list[Message]) -> None:
                     for record in records)  # fmt: skip
     twice = {pair: n for pair, n in pairs.items() if n > 1}
     assert not twice, f"{len(twice)} (FLID, STATE_VERSION) pairs sent more than once: " + str(
-        list(twice.items())[:5])
+        list(twice.items())[:5]
+    )
 
 
 def _assert_warned_once_per_change(runner: RunnerProc) -> None:
@@ -201,8 +202,11 @@ def test_runners_one_after_the_other_with_one_name(
         killed_epoch = lease(dsn)[0]
         second = RunnerProc(env, NAME, tmp_path, log_name=f"{NAME}-2")
         runners.append(second)
-        wait_for(lambda: bool(_warnings(second)) or _has_led(second), START_S,
-                 "the restarted runner to warn or lead")
+        wait_for(
+            lambda: bool(_warnings(second)) or _has_led(second),
+            START_S,
+            "the restarted runner to warn or lead",
+        )
         assert not _has_led(second), ("it led while the killed one's lease was live",
                                       _leading(runners))  # fmt: skip
         assert _warned_about(second, first.instance)

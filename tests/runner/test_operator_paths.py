@@ -15,8 +15,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_pg.inbox import create_inbox_table, insert_messages
+from flightstate_testing.traffic import TrafficGenerator
 from tests.fixtures.util import unique_name
 from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
 
@@ -277,8 +277,13 @@ def test_standby_says_who_leads_and_status_lists_it(
     assert leading[0]["instance"] == leader["instance"]
 
     beta_log = _start("beta", env, tmp_path, runners)
-    line = _wait_for(lambda: next((json.loads(x) for x in beta_log.read_text().splitlines()
-                                   if '"event": "standby"' in x), None), "beta to stand by")
+    line = _wait_for(
+        lambda: next(
+            (json.loads(x) for x in beta_log.read_text().splitlines() if '"event": "standby"' in x),
+            None,
+        ),
+        "beta to stand by",
+    )
     assert line["msg"] == f"standing by, leader is alpha since {leader['since']}"
     assert (line["leader"], line["epoch"], line["holder"]) == ("alpha", leader["epoch"], "beta")
 
@@ -287,8 +292,10 @@ def test_standby_says_who_leads_and_status_lists_it(
     assert report["standbys"][0]["instance"] == line["instance"]
     assert report["leader"]["holder"] == "alpha"
     text = _ok("status", env=env).stdout
-    assert (f"leader:   alpha [instance {leader['instance']}] (epoch {leader['epoch']}), "
-            f"since {leader['since']}") in text
+    assert (
+        f"leader:   alpha [instance {leader['instance']}] (epoch {leader['epoch']}), "
+        f"since {leader['since']}"
+    ) in text
     assert re.search(r"^standby:  beta \[instance [0-9a-f]{12}\] \(last report ", text, re.M)
 
     for proc, _log in runners:

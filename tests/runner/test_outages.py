@@ -21,8 +21,8 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.wire import wire
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.wire import wire
 from flightstate_mysql import parse_mysql_dsn
 from flightstate_pg import PgStore
 from tests.fixtures import postgres
@@ -171,8 +171,9 @@ def test_backfill_denied_then_locked_then_granted(
     with root.cursor() as cur:
         cur.execute("CREATE USER %s@'%%' IDENTIFIED BY %s", (user, password))
         cur.execute(f"GRANT SELECT ON `{database}`.`{table}` TO %s@'%%'", (user,))
-    limited = env | {"FLIGHTSTATE_MYSQL_DSN":
-                     f"mysql://{user}:{password}@{params['host']}:{params['port']}/{database}"}
+    limited = env | {
+        "FLIGHTSTATE_MYSQL_DSN": f"mysql://{user}:{password}@{params['host']}:{params['port']}/{database}"
+    }
     try:
         denied = run_cli("run", "--until-idle", env=limited)
         assert denied.returncode == EXIT_LEFT_BEHIND, denied.stderr[-3000:]

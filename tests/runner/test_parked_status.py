@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from flightstate_core.outbox import ParkedEvent
+from flightstate_core.domain.outbox import ParkedEvent
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver
 from flightstate_runner.status import parked_error

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.errors import ConfigError
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_runner.config import load_config
 from flightstate_runner.metrics import RunnerMetrics

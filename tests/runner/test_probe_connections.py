@@ -9,12 +9,10 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.errors import ConfigError
 from flightstate_runner import probes
 
-_OTHERS = (
-    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()"
-)
+_OTHERS = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()"
 _KILL = (
     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
     " WHERE datname = %s AND pid <> pg_backend_pid()"

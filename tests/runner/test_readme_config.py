@@ -23,4 +23,3 @@ def test_every_runner_setting_has_a_row() -> None:
     documented = _table_variables()
     assert sorted(settings - documented) == []  # missing rows
     assert sorted(documented - settings) == []  # rows of settings that do not exist
-

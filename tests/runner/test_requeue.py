@@ -13,8 +13,8 @@ import psycopg
 import pymysql
 import pytest
 
-from flightstate_core.traffic import TrafficGenerator
 from flightstate_mysql import create_cminmsgs, insert_messages, parse_mysql_dsn
+from flightstate_testing.traffic import TrafficGenerator
 from tests.fixtures.util import unique_name
 from tests.runner._cli import run_cli
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from flightstate_core.errors import ConfigError
+from flightstate_core.domain.errors import ConfigError
 from flightstate_core.pump import PumpStats
 from flightstate_pg import PgStore
 from flightstate_pg.inbox import PgInbox

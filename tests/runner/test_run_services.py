@@ -15,8 +15,8 @@ import psycopg
 import pymysql
 import pytest
 
-from flightstate_core.config import CoreConfig
-from flightstate_core.wire import wire
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.wire import wire
 from flightstate_mysql import parse_mysql_dsn
 from flightstate_pg import PgStore
 from tests.fixtures.kafka import read_topic
@@ -152,9 +152,12 @@ def test_run_serves_metrics_and_stops_on_sigterm(env: dict[str, str], tmp_path: 
             except OSError:
                 continue
             done = sum(v for k, v in metrics.items() if k.startswith("flightstate_messages_total"))
-            if done == inserted and metrics.get("flightstate_outbox_backlog") == 0 \
-                    and metrics.get("flightstate_inbox_lag_messages") == 0 \
-                    and metrics.get("flightstate_inbox_cursor", 0) > 0:
+            if (
+                done == inserted
+                and metrics.get("flightstate_outbox_backlog") == 0
+                and metrics.get("flightstate_inbox_lag_messages") == 0
+                and metrics.get("flightstate_inbox_cursor", 0) > 0
+            ):
                 break
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
-from flightstate_core import catalog
-from flightstate_core.decision import Outcome
+from flightstate_core.domain import catalog
+from flightstate_core.domain.decision import Outcome
+from flightstate_core.domain.state import FlightStatus
 from flightstate_core.memory import MemoryInbox, MemoryStore
-from flightstate_core.state import FlightStatus
 from flightstate_testing import BROKEN_KINDS, SisBuilder, pump_until_idle
 
 # One builder call per FLOP subtype family (flight 1 exists; flight 2 is a master).

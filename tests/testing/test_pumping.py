@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from flightstate_core.decision import Outcome
+from flightstate_core.domain.decision import Outcome
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_pg import PgStore
 from flightstate_testing import PumpRun, SisBuilder, pumping

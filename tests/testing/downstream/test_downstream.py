@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from flightstate_core.decision import Outcome
+from flightstate_core.domain.decision import Outcome
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_kafka import Dispatcher, KafkaSettings
 from flightstate_pg import PgStore
@@ -91,6 +91,8 @@ def test_mariadb_inbox_into_memory(
     ids = mariadb_inbox.add([sis.schedule("DNLD", [7]), sis.delete(7), sis.schs()])
     run = pump_until_idle(memory_store, mariadb_inbox)
     assert run.outcomes == {
-        ids[0]: Outcome.SUCCEEDED, ids[1]: Outcome.SUCCEEDED, ids[2]: Outcome.IGNORED
+        ids[0]: Outcome.SUCCEEDED,
+        ids[1]: Outcome.SUCCEEDED,
+        ids[2]: Outcome.IGNORED,
     }
     assert memory_store.flights()["7"].is_deleted

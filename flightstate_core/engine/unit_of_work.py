@@ -1,0 +1,415 @@
+"""The unit of work: the one place pipeline work opens a store transaction and locks it.
+
+``locked_transaction`` is the only code that calls ``store.transaction()`` and
+``tx.lock_pipeline(epoch)`` for pipeline work (the pump's messages, DEAD records, requeue,
+lifecycle cleanup and the operator's edits all come through it), so a fenced ex-leader
+(stale epoch: LeadershipLost) writes nothing anywhere.
+
+Applying messages is one engine, whatever the count: a single message is a batch of one,
+and recording DEAD is a batch of one with a forced decision. Why batches: applying a
+message costs a handful of statements (replay check, duplicate check, flight loads,
+codeshare look-up, writes); issued per message they are round trips, and round trips, not
+Python, bound the rate. So a unit does each kind of read once for all its messages, decides
+every message in FIFO order against an in-memory overlay of the states (message 7 sees what
+message 3 changed; in-unit duplicates are caught), and writes everything once.
+
+Each message keeps its own outcome (its own PROC_STATE row, events, backfill intent).
+Failure rules, so that a failing message never takes the others with it:
+
+- a message whose *deciding* raises unexpectedly: the messages before it are written and
+  committed, and the exception is re-raised (with a note naming the message) for the
+  caller to retry that message alone; retrying is safe, committed messages are replays;
+- the *write* (or the after-save hook) raising: nothing of the unit commits and the
+  exception propagates; the pump then goes one message at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
+from typing import Protocol, TypeAlias, TypeVar, runtime_checkable
+
+from attrs import frozen
+
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.decision import Decision, DecisionContext, Outcome
+from flightstate_core.domain.handlers import NamedFlids, decide, named_flids, needed_flids
+from flightstate_core.domain.messages import Message
+from flightstate_core.domain.records import InboxRow, ProcessedMessage
+from flightstate_core.domain.state import FlightState
+from flightstate_core.engine.outcome import Decoded, Undecodable, build_processed, payload_digest
+from flightstate_core.ports import ArchivedVersions, StateStore, StateTransaction
+
+__all__ = [
+    "AfterSave",
+    "BatchTransaction",
+    "DuplicateKey",
+    "Failure",
+    "UnitReadAhead",
+    "Work",
+    "apply_locked",
+    "locked_transaction",
+    "noted",
+    "run_unit",
+]
+
+AfterSave: TypeAlias = Callable[[StateTransaction, Message, ProcessedMessage], None]
+"""Called inside the transaction after a decoded message is saved (e.g. RESP matching)."""
+
+DuplicateKey = tuple[str, str]  # (identity_key, payload digest)
+
+Tx = TypeVar("Tx", bound=StateTransaction)
+Tx_co = TypeVar("Tx_co", bound=StateTransaction, covariant=True)
+
+
+class Transactional(Protocol[Tx_co]):
+    """A store that opens transactions of some ``StateTransaction`` type."""
+
+    def transaction(self) -> AbstractContextManager[Tx_co]:
+        """Open a transaction; commit on normal exit, roll back on exception."""
+
+
+@contextmanager
+def locked_transaction(store: Transactional[Tx], epoch: int | None) -> Iterator[Tx]:
+    """A store transaction holding PIPELINE_LOCK, fenced by *epoch* (None: no fence, e.g.
+    an operator's requeue); commits when the block ends normally."""
+    with store.transaction() as tx:
+        tx.lock_pipeline(epoch)
+        yield tx
+
+
+@runtime_checkable
+class BatchTransaction(StateTransaction, Protocol):
+    """Optional batch reads and one batch write; a store without them still works."""
+
+    def get_procs(self, message_ids: Collection[int]) -> set[int]:
+        """Which of these message ids already have a PROC_STATE row."""
+
+    def find_duplicates(
+        self, keys: Collection[DuplicateKey]
+    ) -> dict[DuplicateKey, list[tuple[int, datetime | None]]]:
+        """SUCCEEDED (message id, DTTM) pairs for each (identity_key, digest) asked."""
+
+    def save_many(self, processed: Sequence[ProcessedMessage]) -> None:
+        """Write several processed messages as one (same effect as saving each in order)."""
+
+
+@runtime_checkable
+class UnitReadAhead(Protocol):
+    """Optional: the reads a unit starts with, announced together so that a store can make
+    them in one round trip (PostgreSQL pipelines them). The calls that follow are the same
+    as without it and must answer exactly as they would have."""
+
+    def read_ahead(
+        self,
+        message_ids: Collection[int],
+        keys: Collection[DuplicateKey],
+        flids: Collection[str],
+        masters: Collection[str],
+    ) -> None:
+        """``get_procs(message_ids)``, ``find_duplicates(keys)``, ``load_flights`` of
+        *flids*, ``load_codeshares(masters)`` and ``version_floors`` of absent *flids*
+        are about to be asked."""
+
+
+@frozen
+class Work:
+    """One message of a unit: its row, its decoding, its attempt number, and ``forced``:
+    a decision recorded as it is instead of deciding (DEAD with the pump's reason);
+    ``requeued``: an operator's requeue (``DecisionContext.requeued``)."""
+
+    row: InboxRow
+    decoded: Decoded
+    attempts: int = 1
+    forced: Decision | None = None
+    requeued: bool = False
+
+    def message(self) -> Message | None:
+        """The message to decide and to look up, if there is one."""
+        decoded = self.decoded
+        return None if self.forced is not None or isinstance(decoded, Undecodable) else decoded
+
+
+# --------------------------------------------------------------------------- overlay
+
+
+class _Overlay:
+    """Current states as this unit sees them: the store's, then the unit's own changes.
+
+    ``by_master`` indexes codeshares by their MAID so finding a master's codeshares does
+    not scan every state the unit holds.
+    """
+
+    def __init__(self, tx: StateTransaction) -> None:
+        self.tx = tx
+        self.states: dict[str, FlightState | None] = {}  # None: known not to exist
+        self.by_master: dict[str, set[str]] = {}
+        self.codeshares_asked: set[str] = set()
+        # By identity of the message: the unit holds every message until it ends.
+        self._named: dict[int, NamedFlids] = {}
+
+    def named(self, message: Message) -> NamedFlids:
+        """``named_flids(message)``, computed once per message."""
+        found = self._named.get(id(message))
+        if found is None:
+            found = self._named[id(message)] = named_flids(message)
+        return found
+
+    def put(self, flid: str, state: FlightState | None) -> None:
+        old = self.states.get(flid)
+        if old is not None and (master := _master_of(old)) is not None:
+            self.by_master.get(master, set()).discard(flid)
+        self.states[flid] = state
+        if state is not None and (master := _master_of(state)) is not None:
+            self.by_master.setdefault(master, set()).add(flid)
+
+    def ensure(self, flids: Iterable[str]) -> None:
+        missing = sorted({flid for flid in flids if flid not in self.states})
+        if missing:
+            found = self.tx.load_flights(missing)
+            for flid in missing:
+                self.put(flid, found.get(flid))
+
+    def ensure_codeshares(self, masters: Iterable[str]) -> None:
+        missing = sorted(set(masters) - self.codeshares_asked)
+        if missing:
+            self.codeshares_asked.update(missing)
+            for flid, state in self.tx.load_codeshares(missing).items():
+                if flid not in self.states:  # the unit's own version is newer
+                    self.put(flid, state)
+
+    def current_for(self, message: Message) -> dict[str, FlightState]:
+        """What ``decide`` needs: named flights, masters, and codeshares of named flights."""
+        current: dict[str, FlightState] = {}
+        asked: set[str] = set()
+        named = self.named(message)
+        while wanted := needed_flids(message, current, named) - asked:
+            asked |= wanted
+            self.ensure(wanted)
+            current.update((f, s) for f in wanted if (s := self.states[f]) is not None)
+        masters = named.own
+        if masters:
+            self.ensure_codeshares(masters)
+            for master in masters:
+                for flid in sorted(self.by_master.get(master, ())):
+                    state = self.states[flid]
+                    if state is not None:
+                        current.setdefault(flid, state)
+        return current
+
+
+def _master_of(state: FlightState) -> str | None:
+    master = state.scalars.get("MAID")
+    return master if master is not None and master != state.flid else None
+
+
+# --------------------------------------------------------------------------- duplicates
+
+
+class _Duplicates:
+    """Business-duplicate look-up over the store's history and this unit's successes."""
+
+    def __init__(self, found: Mapping[DuplicateKey, list[tuple[int, datetime | None]]]) -> None:
+        self.seen: dict[DuplicateKey, list[tuple[int, datetime | None]]] = {
+            key: list(pairs) for key, pairs in found.items()
+        }
+
+    def original_of(self, key: DuplicateKey, dttm: datetime) -> int | None:
+        """The newest earlier success that is this very message (same key, digest, DTTM)."""
+        pairs = self.seen.get(key, ())
+        matches = [mid for mid, sent in pairs if sent is not None and sent == dttm]
+        return max(matches) if matches else None
+
+    def record(self, key: DuplicateKey, message_id: int, dttm: datetime | None) -> None:
+        self.seen.setdefault(key, []).append((message_id, dttm))
+
+
+class _FallbackDuplicates(_Duplicates):
+    """Per-message duplicate queries, for a store without ``find_duplicates``."""
+
+    def __init__(self, tx: StateTransaction) -> None:
+        super().__init__({})
+        self.tx = tx
+
+    def original_of(self, key: DuplicateKey, dttm: datetime) -> int | None:
+        in_unit = super().original_of(key, dttm)
+        return in_unit if in_unit is not None else self.tx.find_duplicate(key[0], key[1], dttm)
+
+
+# --------------------------------------------------------------------------- reads
+
+
+def _prefetch(
+    tx: StateTransaction, overlay: _Overlay, work: Sequence[Work]
+) -> tuple[set[int], _Duplicates]:
+    """One read of each kind for the whole unit."""
+    ids = [item.row.message_id for item in work]
+    messages = [(item.row, m) for item in work if (m := item.message()) is not None]
+    dups: _Duplicates
+    if isinstance(tx, BatchTransaction):
+        keys = {(m.envelope.identity_key, payload_digest(m, row)) for row, m in messages}
+        if isinstance(tx, UnitReadAhead):
+            named = [overlay.named(m) for _, m in messages]
+            tx.read_ahead(ids, keys, sorted({f for n in named for f in n.with_masters}),
+                          sorted({f for n in named for f in n.own}))  # fmt: skip
+        done, dups = tx.get_procs(ids), _Duplicates(tx.find_duplicates(keys))
+    else:
+        done = {mid for mid in ids if tx.get_proc(mid) is not None}
+        dups = _FallbackDuplicates(tx)
+    _prefetch_closure(overlay, [m for _, m in messages])
+    overlay.ensure_codeshares({flid for _, m in messages for flid in overlay.named(m).own})
+    return done, dups
+
+
+def _prefetch_closure(overlay: _Overlay, messages: Sequence[Message]) -> None:
+    """Load every flight the messages name, then their masters and listed codeshares,
+    in as few reads as the links allow (usually two)."""
+    wanted = {flid for m in messages for flid in overlay.named(m).with_masters}
+    while wanted:
+        overlay.ensure(wanted)
+        known = {f: s for f, s in overlay.states.items() if s is not None}
+        needed = {f for m in messages for f in needed_flids(m, known, overlay.named(m))}
+        wanted = needed - set(overlay.states)
+
+
+def _version_floors(tx: StateTransaction, absent: Collection[str]) -> dict[str, int]:
+    """Archived versions of FLIDs absent from the current state (if the store keeps any)."""
+    if not absent or not isinstance(tx, ArchivedVersions):
+        return {}
+    return tx.version_floors(sorted(absent))
+
+
+# --------------------------------------------------------------------------- deciding
+
+
+def _decision(
+    item: Work, overlay: _Overlay, dups: _Duplicates,
+    *, config: CoreConfig, now: datetime, floors: Mapping[str, int],
+) -> Decision:  # fmt: skip
+    if item.forced is not None:
+        return item.forced
+    decoded, row = item.decoded, item.row
+    if isinstance(decoded, Undecodable):
+        return Decision(outcome=Outcome.DEAD, reason=str(decoded.error))
+    dttm = decoded.envelope.dttm
+    key = (decoded.envelope.identity_key, payload_digest(decoded, row))
+    if dttm is not None:  # no send time: nothing tells a re-send from a new message
+        original = dups.original_of(key, dttm)
+        if original is not None:
+            return Decision(outcome=Outcome.DUPLICATE, reason=f"duplicate of message {original}")
+    current = overlay.current_for(decoded)
+    mine = {flid: floors[flid] for flid in overlay.named(decoded).own if flid in floors}
+    context = DecisionContext(row.message_id, now, mine, requeued=item.requeued)
+    decision = decide(current, decoded, config, context)
+    if decision.outcome is Outcome.SUCCEEDED:
+        dups.record(key, row.message_id, dttm)
+    return decision
+
+
+Failure: TypeAlias = tuple[InboxRow, Exception]
+"""A message whose processing raised, and what it raised."""
+
+
+def _decide_all(
+    tx: StateTransaction, work: Sequence[Work], config: CoreConfig, now: datetime
+) -> tuple[list[ProcessedMessage], Failure | None]:
+    """Decide each message in FIFO order against the overlay, skipping replays; stop at the
+    first unexpected error (returned with the outcomes decided before it)."""
+    overlay = _Overlay(tx)
+    done, dups = _prefetch(tx, overlay, work)
+    floors = _version_floors(tx, [f for f, s in overlay.states.items() if s is None])
+    results: list[ProcessedMessage] = []
+    for item in work:
+        if item.row.message_id in done:
+            continue
+        try:
+            decision = _decision(item, overlay, dups, config=config, now=now, floors=floors)
+        except Exception as exc:
+            return results, (item.row, exc)
+        results.append(
+            build_processed(item.row, item.decoded, decision, now=now, attempts=item.attempts)
+        )
+        for flid, state in (*decision.states.items(), *decision.stamped.items()):
+            overlay.put(flid, state)
+        done.add(item.row.message_id)
+    return results, None
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _save(
+    tx: StateTransaction,
+    work: Sequence[Work],
+    results: Sequence[ProcessedMessage],
+    after_save: AfterSave | None,
+) -> None:
+    """One write for the unit, then the hook for each decided message that was saved."""
+    if not results:
+        return
+    if isinstance(tx, BatchTransaction):
+        tx.save_many(results)
+    else:
+        for processed in results:
+            tx.save(processed)
+    if after_save is None:
+        return
+    messages = {item.row.message_id: m for item in work if (m := item.message()) is not None}
+    for processed in results:
+        message = messages.get(processed.proc.message_id)
+        if message is not None:
+            after_save(tx, message, processed)
+
+
+def noted(failure: Failure, committed: int) -> Exception:
+    """The failure's exception, with a note naming the message and what did commit."""
+    row, error = failure
+    error.add_note(
+        f"unit of work: failed at message {row.message_id}; "
+        f"{committed} earlier message(s) committed"
+    )
+    return error
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def apply_locked(
+    tx: StateTransaction,
+    work: Sequence[Work],
+    config: CoreConfig,
+    *,
+    now: datetime,
+    after_save: AfterSave | None = None,
+) -> list[ProcessedMessage]:
+    """The unit's work inside a transaction the caller opened through
+    ``locked_transaction`` (a requeue, or a savepoint per message). A deciding error is
+    raised after the messages before it are saved, in the caller's transaction."""
+    results, failure = _decide_all(tx, work, config, now)
+    _save(tx, work, results, after_save)
+    if failure is not None:
+        raise noted(failure, len(results))
+    return results
+
+
+def run_unit(
+    store: StateStore,
+    work: Sequence[Work],
+    config: CoreConfig,
+    *,
+    now: datetime,
+    epoch: int | None,
+    after_save: AfterSave | None = None,
+) -> list[ProcessedMessage]:
+    """Lock, decide in FIFO order, write once, commit (see the module docstring for the
+    failure rules). Returns what was written; messages already processed are skipped."""
+    results: list[ProcessedMessage] = []
+    failure: Failure | None = None
+    if work:
+        with locked_transaction(store, epoch) as tx:
+            results, failure = _decide_all(tx, work, config, now)
+            _save(tx, work, results, after_save)
+    if failure is not None:
+        raise noted(failure, len(results))
+    return results
