@@ -50,9 +50,9 @@ from flightstate_core.domain.wire import wire
 from flightstate_core.support.tuning import tune_gc_for_throughput
 from flightstate_core.testing.store_contract import full_collections
 from flightstate_pg import PgStore, migrate
-from flightstate_pg._codec import TypedValues, detail_rows, main_row
+from flightstate_pg._rows import TypedValues, detail_rows, main_row
 from flightstate_pg._schema import DETAILS, MAIN
-from flightstate_pg._write import _CURSOR_UPSERT, _EVENT_INSERT, _PROC_INSERT, _proc_row
+from flightstate_pg._writes import _CURSOR_UPSERT, _EVENT_INSERT, _PROC_INSERT, _proc_row
 from flightstate_pg.transaction import _DUPLICATE, _GET_PROC, _LOCK
 
 CONFIG = CoreConfig()

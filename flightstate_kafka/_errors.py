@@ -6,7 +6,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from flightstate_core.domain.errors import FlightstateError, PermanentError, TransientError
 
-__all__ = ["REFUSALS", "refusal", "translate"]
+__all__ = ["REFUSALS", "refusal", "translated"]
 
 # Errors a retry cannot fix: bad configuration, authorization, a message the broker refuses.
 _PERMANENT = frozenset(
@@ -43,8 +43,8 @@ def refusal(error: object) -> str | None:
     return None
 
 
-def translate(error: KafkaError | KafkaException | BaseException, what: str) -> FlightstateError:
-    """A core error for a Kafka failure (``raise translate(exc, "...") from exc``)."""
+def translated(error: KafkaError | KafkaException | BaseException, what: str) -> FlightstateError:
+    """A core error for a Kafka failure (``raise translated(exc, "...") from exc``)."""
     if isinstance(error, KafkaException) and error.args and isinstance(error.args[0], KafkaError):
         error = error.args[0]
     if isinstance(error, KafkaError):

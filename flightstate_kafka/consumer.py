@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from attrs import frozen
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from flightstate_kafka._errors import translate
+from flightstate_kafka._errors import translated
 
 __all__ = [
     "DictProjection",
@@ -176,7 +176,7 @@ class ProjectionConsumer:
         try:
             metadata = self._consumer.list_topics(self.topic, timeout=30)
         except KafkaException as exc:
-            raise translate(exc, f"reading metadata of {self.topic}") from exc
+            raise translated(exc, f"reading metadata of {self.topic}") from exc
         partitions = sorted(metadata.topics[self.topic].partitions)
         self._consumer.assign([TopicPartition(self.topic, p, offset) for p in partitions])
 
@@ -194,7 +194,7 @@ class ProjectionConsumer:
             if error is not None:
                 if error.code() == KafkaError._PARTITION_EOF:
                     continue
-                raise translate(error, f"consuming {self.topic}")
+                raise translated(error, f"consuming {self.topic}")
             record = decode_record(message)
             if apply_record(self.projection, record):
                 self.applied += 1

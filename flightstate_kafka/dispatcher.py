@@ -65,7 +65,7 @@ from flightstate_core.domain.errors import LeadershipLost, PermanentError, Trans
 from flightstate_core.domain.outbox import OutboxBacklog
 from flightstate_core.ports import CommitWatch, Outbox
 from flightstate_kafka._batch import BatchTracker
-from flightstate_kafka._errors import refusal, translate
+from flightstate_kafka._errors import refusal, translated
 from flightstate_kafka._observe import DispatchObserver, NullObserver, record_headers
 from flightstate_kafka._outage import DebugLogger, OutageLog
 from flightstate_kafka._parking import Parking
@@ -181,7 +181,7 @@ class Dispatcher:
                 if self._txn:
                     producer.init_transactions(self.settings.delivery_timeout_s)
             except KafkaException as exc:
-                raise translate(exc, "creating the Kafka producer") from exc
+                raise translated(exc, "creating the Kafka producer") from exc
             self._fatal = None
             self._in_txn = False
             self._producer = producer
@@ -303,7 +303,7 @@ class Dispatcher:
             try:
                 producer.begin_transaction()
             except KafkaException as exc:
-                raise translate(exc, "beginning a Kafka transaction") from exc
+                raise translated(exc, "beginning a Kafka transaction") from exc
             self._in_txn = True
         self._produce(producer, tracker)
         self._poll(producer, 0)  # serve failure reports and errors

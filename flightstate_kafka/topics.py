@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from flightstate_core.domain.errors import TransientError
-from flightstate_kafka._errors import translate
+from flightstate_kafka._errors import translated
 from flightstate_kafka.settings import KafkaSettings, TopicSettings
 
 __all__ = ["BATCH_FRAMING_BYTES", "provision_topics", "topic_configs"]
@@ -77,7 +77,7 @@ def provision_topics(
     """Create the ``schd`` and ``msg`` topics if missing.
 
     Returns Kafka topic name → ``"created"`` or ``"exists"``; raises a core error
-    (``flightstate_kafka._errors.translate``) on any other failure, and TransientError
+    (``flightstate_kafka._errors.translated``) on any other failure, and TransientError
     naming the bootstrap servers when no broker answers within *timeout* seconds.
     """
     topics = topics or TopicSettings()
@@ -110,5 +110,5 @@ def provision_topics(
             if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
                 result[name] = "exists"
                 continue
-            raise translate(exc, f"creating topic {name}") from exc
+            raise translated(exc, f"creating topic {name}") from exc
     return result

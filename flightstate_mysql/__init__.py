@@ -2,10 +2,10 @@
 
 Entry points: ``MySqlInbox`` (the ``Inbox`` port), ``create_cminmsgs`` /
 ``create_coutmsgs`` / ``insert_messages`` (spec §2 tables for tests and demos),
-``mysql_errors`` (driver errors → core errors) and ``parse_mysql_dsn``.
+``translated`` (driver errors → core errors) and ``parse_mysql_dsn``.
 """
 
-from flightstate_mysql._errors import is_transient, mysql_errors
+from flightstate_mysql._errors import is_transient, translated
 from flightstate_mysql.dsn import parse_mysql_dsn
 from flightstate_mysql.inbox import MySqlInbox
 from flightstate_mysql.schema import create_cminmsgs, create_coutmsgs, insert_messages
@@ -16,6 +16,6 @@ __all__ = [
     "create_coutmsgs",
     "insert_messages",
     "is_transient",
-    "mysql_errors",
     "parse_mysql_dsn",
+    "translated",
 ]

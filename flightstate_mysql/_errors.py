@@ -16,7 +16,7 @@ import pymysql
 
 from flightstate_core.domain.errors import PermanentError, TransientError
 
-__all__ = ["TRANSIENT_CODES", "is_transient", "mysql_errors"]
+__all__ = ["TRANSIENT_CODES", "is_transient", "translated"]
 
 #: Server and client error codes that a retry (usually after reconnecting) may cure.
 TRANSIENT_CODES = frozenset(
@@ -49,7 +49,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 @contextmanager
-def mysql_errors(what: str) -> Iterator[None]:
+def translated(what: str) -> Iterator[None]:
     """Translate driver errors raised inside into TransientError / PermanentError."""
     try:
         yield

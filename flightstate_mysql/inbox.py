@@ -30,7 +30,7 @@ from flightstate_core.domain.records import BackfillIntent, InboxRow
 from flightstate_core.engine.budget import ReadBudget, ReadPlan
 from flightstate_core.engine.operations import backfill_values, local_naive, received_instant
 from flightstate_core.support.lazy import LazyConnection
-from flightstate_mysql._errors import mysql_errors
+from flightstate_mysql._errors import translated
 from flightstate_mysql.dsn import parse_mysql_dsn
 
 __all__ = ["MySqlConnection", "MySqlInbox"]
@@ -148,7 +148,7 @@ class MySqlInbox:
     def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
         """Rows with CMINMSGS_ID > cursor in id order (at most *limit* rows and the budget's
         bytes; see ``flightstate_core.engine.budget``); never modifies one."""
-        with mysql_errors("read cminmsgs"), self._reader.use() as conn, conn.cursor() as cur:
+        with translated("read cminmsgs"), self._reader.use() as conn, conn.cursor() as cur:
             cur.execute(self._sizes, (cursor, limit))
             plan = self._budget.plan([(int(r[0]), r[1]) for r in cur.fetchall()])
             if not plan.ids:
@@ -180,7 +180,7 @@ class MySqlInbox:
 
     def _read_late(self, what: str, query: str, params: Sequence[object]) -> list[InboxRow]:
         limit = self._budget.max_message_bytes
-        with mysql_errors(what), self._reader.use() as conn, conn.cursor() as cur:
+        with translated(what), self._reader.use() as conn, conn.cursor() as cur:
             read_at = datetime.now(UTC)
             cur.execute(query, (limit, *params))
             rows = cur.fetchall()
@@ -192,7 +192,7 @@ class MySqlInbox:
             return
         wall = _WallTexts(self._tz)
         params = [backfill_values(intent, self._tz, _MEDIUMINT, wall) for intent in intents]
-        with mysql_errors("backfill cminmsgs"), self._writer.use() as conn:
+        with translated("backfill cminmsgs"), self._writer.use() as conn:
             conn.begin()
             with conn.cursor() as cur:
                 for start in range(0, len(params), _BACKFILL_CHUNK):

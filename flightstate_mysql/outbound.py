@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from flightstate_core.engine.operations import local_naive
 from flightstate_core.engine.requests import ROUTING_RQFD  # daily-schedule request
-from flightstate_mysql._errors import mysql_errors
+from flightstate_mysql._errors import translated
 from flightstate_mysql.inbox import MySqlConnection, plain_table
 
 __all__ = ["ROUTING_RQFD", "ROUTING_RQRD", "MySqlOutbound"]
@@ -49,7 +49,7 @@ class MySqlOutbound:
         if not routing_id or len(routing_id) > _ROUTING_WIDTH:
             raise ValueError(f"ROUTINGID must be 1..{_ROUTING_WIDTH} characters: {routing_id!r}")
         inserted = local_naive(at, self._tz)
-        with mysql_errors("insert coutmsgs"), self._db.use() as conn, conn.cursor() as cur:
+        with translated("insert coutmsgs"), self._db.use() as conn, conn.cursor() as cur:
             cur.execute(self._insert, (raw, inserted, routing_id))
             return int(cur.lastrowid)
 

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 import pymysql
 
-from flightstate_mysql._errors import mysql_errors
+from flightstate_mysql._errors import translated
 
 __all__ = [
     "CMINMSGS_DDL",
@@ -75,7 +75,7 @@ def _check_identifier(name: str) -> str:
 
 
 def _execute(conn: pymysql.connections.Connection[Any], ddl: str) -> None:
-    with mysql_errors("create table"), conn.cursor() as cur:
+    with translated("create table"), conn.cursor() as cur:
         cur.execute(ddl)
     conn.commit()
 
@@ -124,7 +124,7 @@ def _insert_chunk(
     raws: Sequence[str],
     when: datetime | None,
 ) -> list[int]:
-    with mysql_errors("insert messages"), conn.cursor() as cur:
+    with translated("insert messages"), conn.cursor() as cur:
         if when is None:  # the server's clock; a bound value keeps the multi-row INSERT
             cur.execute("SELECT NOW()")
             when = cur.fetchone()[0]

@@ -42,18 +42,18 @@ Quirks of this backend, and what the code does about them:
   aware UTC datetimes); sessions run with ``TIME_ZONE '+00:00'`` and binary NLS sort.
 - Driver: 11.2 needs python-oracledb *thick* mode (Oracle Client libraries from
   ``FLIGHTSTATE_ORACLE_CLIENT_DIR``); thin mode only reaches 12.1+. Driver errors become
-  core errors in one place (``errors.oracle_errors``).
+  core errors in one place (``errors.translated``).
 """
 
 from __future__ import annotations
 
+from flightstate_oracle._writes import WRITE_STEPS
 from flightstate_oracle.client import OracleSettings, create_pool, init_thick_mode, parse_oracle_url
 from flightstate_oracle.lease import OracleLeaderLease
 from flightstate_oracle.migrate import migrate
 from flightstate_oracle.outbox import OracleOutbox
 from flightstate_oracle.store import OracleStore
 from flightstate_oracle.transaction import OracleTransaction
-from flightstate_oracle.writes import WRITE_STEPS
 
 __all__ = [
     "WRITE_STEPS",

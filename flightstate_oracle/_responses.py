@@ -18,8 +18,8 @@ from flightstate_core.engine.requests import (
     Window,
 )
 from flightstate_oracle import sql_ops
+from flightstate_oracle._errors import is_unique_violation, translated
 from flightstate_oracle.db import query, run
-from flightstate_oracle.errors import is_unique_violation, oracle_errors
 from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 
 __all__ = ["aware", "number", "request_record", "response_log"]
@@ -61,7 +61,7 @@ class _ResponseLog:
         self._conn = conn
 
     def logged(self, message_id: int) -> tuple[bool, int | None]:
-        with oracle_errors():
+        with translated():
             rows = query(self._conn, sql_ops.RESPONSE_LOGGED, {"MESSAGE_ID": message_id})
         if not rows:
             return False, None
@@ -69,7 +69,7 @@ class _ResponseLog:
         return True, None if found is None else number(found)
 
     def open_requests(self, as_of: datetime | None) -> list[ScheduleRequestRecord]:
-        with oracle_errors():
+        with translated():
             if as_of is None:
                 rows = query(self._conn, sql_ops.REQUESTS_OPEN)
             else:
@@ -84,7 +84,7 @@ class _ResponseLog:
         params = {"MESSAGE_ID": message_id, "REQUEST_ID": request_id,
                   "WINDOW_START": to_utc_naive(start), "WINDOW_END": to_utc_naive(end),
                   "MATCHED_AT": to_utc_naive(now)}  # fmt: skip
-        with oracle_errors():
+        with translated():
             try:
                 return run(self._conn, sql_ops.RESPONSE_LOG, params) == 1
             except oracledb.IntegrityError as exc:
@@ -93,7 +93,7 @@ class _ResponseLog:
                 return False
 
     def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
-        with oracle_errors():
+        with translated():
             run(self._conn, sql_ops.REQUEST_ANSWER, {"ANSWERED_BY": message_id,
                 "ANSWERED_AT": to_utc_naive(now), "REQUEST_ID": request_id})  # fmt: skip
 

@@ -22,7 +22,7 @@ from attrs import frozen
 
 from flightstate_core.domain.errors import ConfigError
 from flightstate_oracle import sql
-from flightstate_oracle.errors import oracle_errors
+from flightstate_oracle._errors import translated
 
 __all__ = ["CLIENT_DIR_ENV", "OracleSettings", "create_pool", "init_thick_mode", "parse_oracle_url"]
 
@@ -98,7 +98,7 @@ def _setup_session(connection: oracledb.Connection, requested_tag: str | None) -
 def create_pool(settings: OracleSettings, lib_dir: str | None = None) -> oracledb.ConnectionPool:
     """A thick-mode connection pool; every new session runs ``SESSION_SETUP``."""
     init_thick_mode(lib_dir)
-    with oracle_errors():
+    with translated():
         return oracledb.create_pool(
             user=settings.user,
             password=settings.password,

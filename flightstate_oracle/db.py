@@ -12,8 +12,8 @@ from typing import Any, Final
 
 import oracledb
 
-from flightstate_oracle.errors import is_unique_violation
-from flightstate_oracle.schema import Bind
+from flightstate_oracle._errors import is_unique_violation
+from flightstate_oracle._schema import Bind
 from flightstate_oracle.sql import Statement
 
 __all__ = ["MERGE_ATTEMPTS", "input_types", "merge_many", "query", "run", "run_many"]

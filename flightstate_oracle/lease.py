@@ -20,9 +20,9 @@ import oracledb
 
 from flightstate_core.engine.lease_identity import instance_holder, new_instance
 from flightstate_oracle import sql
+from flightstate_oracle._errors import translated
+from flightstate_oracle._schema import CODE_BYTES
 from flightstate_oracle.db import merge_many, query, run
-from flightstate_oracle.errors import oracle_errors
-from flightstate_oracle.schema import CODE_BYTES
 
 __all__ = ["OracleLeaderLease"]
 
@@ -62,7 +62,7 @@ class OracleLeaderLease:
         if found is not None and found[1] not in (None, holder) and found[2]:
             return None  # someone else's live lease: never queue behind its row lock
         params = {"LOCK_NAME": self._name, "HOLDER": holder, "TTL_SECONDS": float(ttl_seconds)}
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             if found is not None:  # 11g DML waits for ever: lock first, FOR UPDATE WAIT n
                 query(conn, sql.LOCK_SELECT, {"LOCK_NAME": self._name})
             merge_many(conn, sql.LEASE_ACQUIRE, [params])
@@ -76,14 +76,14 @@ class OracleLeaderLease:
         """Give the lease up if this instance of ``holder`` has it (the next leader bumps
         the epoch)."""
         params = {"LOCK_NAME": self._name, "HOLDER": self.stored_holder(holder)}
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             run(conn, sql.LEASE_RELEASE, params)
             conn.commit()
 
     def status(self) -> tuple[int, str | None, bool] | None:
         """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row; HOLDER
         as stored, ``name#instance``."""
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             rows = query(conn, sql.LEASE_STATUS, {"LOCK_NAME": self._name})
             conn.rollback()
         if not rows:

@@ -48,11 +48,11 @@ from flightstate_core.engine.lifecycle import (
 )
 from flightstate_core.engine.unit_of_work import locked_transaction as core_locked_transaction
 from flightstate_oracle import sql, sql_ops
+from flightstate_oracle._errors import translated
+from flightstate_oracle._load import in_params
+from flightstate_oracle._rows import Row
 from flightstate_oracle.db import query, run_many
-from flightstate_oracle.errors import oracle_errors
-from flightstate_oracle.load import in_params
 from flightstate_oracle.presence import to_utc_naive
-from flightstate_oracle.rows import Row
 from flightstate_oracle.store import OracleStore
 from flightstate_oracle.transaction import OracleTransaction
 
@@ -192,7 +192,7 @@ def _batch(
     store: OracleStore, walk: _Walk, size: int, *, now: datetime, policy: RetentionPolicy,
     config: CoreConfig, epoch: int | None, hook: CleanupHook,
 ) -> tuple[CleanupPlan, Sequence[str], _Walk | None]:  # fmt: skip
-    with locked_transaction(store, epoch) as (tx, conn), oracle_errors():
+    with locked_transaction(store, epoch) as (tx, conn), translated():
         found = _candidates(conn, walk, now=now, policy=policy, config=config, size=size)
         remove = partial(_remove, conn, now=now, hook=hook)
         return cleanup_batch(tx, found, now=now, policy=policy, config=config, remove=remove)

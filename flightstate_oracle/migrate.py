@@ -22,8 +22,8 @@ from yoyo.backends.contrib.oracle import OracleBackend
 from yoyo.connections import parse_uri
 from yoyo.migrations import default_migration_table
 
+from flightstate_oracle._errors import translated
 from flightstate_oracle.client import init_thick_mode, parse_oracle_url
-from flightstate_oracle.errors import oracle_errors
 
 __all__ = [
     "MIGRATIONS_DIR",
@@ -69,7 +69,7 @@ def _backend(url: str) -> OracleMigrationBackend:
 def migrate(url: str) -> list[str]:
     """Apply pending migrations to the schema of ``url``; return their ids."""
     migrations = read_migrations(str(MIGRATIONS_DIR))
-    with oracle_errors():
+    with translated():
         backend = _backend(url)
         try:
             with backend.lock():
@@ -83,7 +83,7 @@ def migrate(url: str) -> list[str]:
 def applied_migrations(url: str) -> list[str]:
     """Ids of the migrations applied to the schema of ``url``, in order."""
     migrations = read_migrations(str(MIGRATIONS_DIR))
-    with oracle_errors():
+    with translated():
         backend = _backend(url)
         try:
             return [m.id for m in migrations if backend.is_applied(m)]

@@ -37,13 +37,13 @@ from flightstate_core.engine.operations import (
     snap_entry,
 )
 from flightstate_oracle import sql, sql_ops
+from flightstate_oracle._errors import translated
+from flightstate_oracle._load import chunked, in_params
+from flightstate_oracle._rows import Row
 from flightstate_oracle.db import query, run, run_many
-from flightstate_oracle.errors import oracle_errors
 from flightstate_oracle.lifecycle import locked_transaction
-from flightstate_oracle.load import chunked, in_params
 from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.records import proc_from_row
-from flightstate_oracle.rows import Row
 from flightstate_oracle.store import OracleStore
 
 __all__ = ["REPUBLISH_KIND", "flight_history", "republish", "republish_rows", "snap_mentions"]
@@ -60,7 +60,7 @@ def republish_rows(states: Sequence[FlightState], config: CoreConfig, now: datet
 
 def _page(store: OracleStore, after: str | None, size: int) -> list[str]:
     """Current FLIDs after ``after`` (None: from the first) in FLID order."""
-    with store.transaction() as tx, oracle_errors():
+    with store.transaction() as tx, translated():
         if after is None:
             rows = query(tx.connection, sql.PAGE_FIRST, {"MAX_ROWS": size})
         else:
@@ -82,7 +82,7 @@ def republish(
     keys_given = None if flids is None else (flid for flid in flids if flid)  # "" is NULL
     written = 0
     for keys in flid_batches(keys_given, batch, partial(_page, store)):
-        with locked_transaction(store, epoch) as (tx, conn), oracle_errors():
+        with locked_transaction(store, epoch) as (tx, conn), translated():
             states = tx.load_flights(keys)
             rows = republish_rows([states[k] for k in keys if k in states], config, now)
             run_many(conn, sql_ops.REPUBLISH_INSERT, rows)
@@ -151,7 +151,7 @@ def _snap_entries(conn: Any, flid: str, seen: set[int]) -> list[dict[str, Any]]:
 def flight_history(store: OracleStore, flid: str) -> list[dict[str, Any]]:
     """The messages that changed ``flid``, in order, each with the fields it changed
     (same keys and order as ``flightstate_pg.operator.flight_history``)."""
-    with store.transaction() as tx, oracle_errors():
+    with store.transaction() as tx, translated():
         conn = tx.connection
         run(conn, sql.READ_ONLY)  # one read-consistent snapshot for every query below
         events = query(conn, sql_ops.EVENTS_OF_FLIGHT, {"FLID": flid})

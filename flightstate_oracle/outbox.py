@@ -9,7 +9,7 @@ order (a primary-key range scan) and moves the watermark with one single-row UPD
 settled batch (``advance``), instead of an UPDATE per row. ``MSG_EVENT.DISPATCHED_AT`` is
 legacy: never written; rows above the watermark that the pre-0004 dispatcher had marked are
 skipped (not re-sent). Each call is its own short transaction on a pooled connection, under
-the package's one error classifier (``flightstate_oracle.errors``).
+the package's one error classifier (``flightstate_oracle._errors``).
 
 No commit wake-ups (``CommitWatch``): a dispatcher on Oracle polls (docs/design.md "Outbox
 dispatch"; flightstate_oracle/README.md says why).
@@ -26,8 +26,8 @@ from flightstate_core.domain.errors import PermanentError
 from flightstate_core.domain.outbox import OutboxBacklog, ParkedEvent, leading_run
 from flightstate_core.domain.records import OutboxRecord
 from flightstate_oracle import sql
+from flightstate_oracle._errors import translated
 from flightstate_oracle.db import query, run, run_many
-from flightstate_oracle.errors import oracle_errors
 from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.records import outbox_record
 
@@ -55,7 +55,7 @@ class OracleOutbox:
 
     def watermark(self) -> int:
         """The current watermark (``PermanentError`` if its row does not exist)."""
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             rows = query(conn, sql.WATERMARK_SELECT, {"OUTBOX_NAME": self.outbox_name})
         if not rows:
             raise PermanentError(
@@ -68,7 +68,7 @@ class OracleOutbox:
         above ``after_event_id`` (read-ahead of the dispatcher's pipeline), at most ``limit``."""
         params = {"OUTBOX_NAME": self.outbox_name, "AFTER_EVENT_ID": after_event_id,
                   "MAX_ROWS": limit}  # fmt: skip
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             rows = query(conn, sql.EVENT_UNDELIVERED, params)
         return [outbox_record(row) for row in rows]
 
@@ -79,7 +79,7 @@ class OracleOutbox:
     def advance(self, through_event_id: int, at: datetime) -> None:
         """Move the watermark up to ``through_event_id`` (never back); the caller vouches
         that every undelivered row at or below it was delivered or coalesced."""
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             self._advance(conn, through_event_id, at)
             conn.commit()
 
@@ -95,7 +95,7 @@ class OracleOutbox:
             return
         mark = self.watermark()
         params = {"AFTER_EVENT_ID": mark, "THROUGH_ID": max(event_ids)}
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             rows = query(conn, sql.EVENT_UNDELIVERED_IDS, params)
             top = leading_run([int(str(r["EVENT_ID"])) for r in rows], set(event_ids))
             if top is not None:
@@ -107,14 +107,14 @@ class OracleOutbox:
         before ``older_than``, oldest first; return how many."""
         params = {"OUTBOX_NAME": self.outbox_name, "OLDER_THAN": to_utc_naive(older_than),
                   "MAX_ROWS": limit}  # fmt: skip
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             count = run(conn, sql.EVENT_PURGE, params)
             conn.commit()
         return count
 
     def backlog(self) -> OutboxBacklog:
         """How many rows wait for delivery and how old the oldest one is (database clock)."""
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             rows = query(conn, sql.OUTBOX_BACKLOG, {"OUTBOX_NAME": self.outbox_name})
         if not rows:
             raise PermanentError(
@@ -141,13 +141,13 @@ class OracleOutbox:
             }
             for e in events
         ]
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             run_many(conn, sql.PARKED_INSERT, rows)
             conn.commit()
 
     def parked(self, limit: int) -> list[ParkedEvent]:
         """Unresolved parked events, lowest EVENT_ID first, at most *limit*."""
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             rows = query(conn, sql.PARKED_SELECT, {"MAX_ROWS": limit})
         return [ParkedEvent(
             event_id=int(str(r["EVENT_ID"])), flid=str(r["FLID"]), topic=str(r["TOPIC"]),
@@ -157,7 +157,7 @@ class OracleOutbox:
 
     def parked_count(self) -> int:
         """How many parked events are unresolved."""
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             rows = query(conn, sql.PARKED_COUNT)
         return int(str(rows[0]["N"]))
 
@@ -167,7 +167,7 @@ class OracleOutbox:
                 for flid, event_id in delivered]  # fmt: skip
         if not rows:
             return 0
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             count = run_many(conn, sql.PARKED_RESOLVE, rows)
             conn.commit()
         return count

@@ -19,6 +19,8 @@ from flightstate_core.domain.records import (
     SnapLogEntry,
 )
 from flightstate_core.domain.write_plan import payload_text, snap_texts
+from flightstate_oracle._rows import Row, check_row
+from flightstate_oracle._schema import EMPTY_CODES, PROC_TEXT_COLUMNS, TABLES, utf8_len
 from flightstate_oracle.presence import (
     decode_text,
     encode_texts,
@@ -26,8 +28,6 @@ from flightstate_oracle.presence import (
     parse_empty_codes,
     to_utc_naive,
 )
-from flightstate_oracle.rows import Row, check_row
-from flightstate_oracle.schema import EMPTY_CODES, PROC_TEXT_COLUMNS, TABLES, utf8_len
 
 __all__ = [
     "MAX_ERROR_BYTES",

@@ -46,12 +46,12 @@ from flightstate_core.engine.requests import (
 )
 from flightstate_core.ports import Inbox
 from flightstate_oracle import sql_ops
+from flightstate_oracle._errors import translated
+from flightstate_oracle._load import chunked, in_params
 from flightstate_oracle._responses import aware as _aware
 from flightstate_oracle._responses import number as _number
 from flightstate_oracle._responses import request_record, response_log
 from flightstate_oracle.db import query, run
-from flightstate_oracle.errors import oracle_errors
-from flightstate_oracle.load import chunked, in_params
 from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.store import OracleStore
 from flightstate_oracle.transaction import OracleTransaction
@@ -94,7 +94,7 @@ def request_schedule(
         raise ValueError("request_schedule: start is after end")
     if not sndr:
         raise ValueError("request_schedule: sndr must be non-empty ('' is NULL in Oracle)")
-    with store.transaction() as tx, oracle_errors():
+    with store.transaction() as tx, translated():
         conn = tx.connection
         ids = query(conn, sql_ops.REQUEST_IDS)[0]
         request_id, seqn = _number(ids["REQUEST_ID"]), _number(ids["SEQN"])
@@ -112,7 +112,7 @@ def _resend_one(
     store: OracleStore, outbound: Outbound, request_id: int, *, now: datetime,
     timeout: timedelta, max_attempts: int, config: CoreConfig,
 ) -> RequestAction:  # fmt: skip
-    with store.transaction() as tx, oracle_errors():
+    with store.transaction() as tx, translated():
         conn = tx.connection
         rows = query(conn, sql_ops.REQUEST_LOCK_OPEN, {"REQUEST_ID": request_id})
         if not rows:
@@ -145,7 +145,7 @@ def resend_due(
 ) -> tuple[int, int]:
     """Send again (new SEQN) the open requests unanswered for ``timeout``; after
     ``max_attempts`` sends in all, mark them FAILED. Returns (resent, failed)."""
-    with store.transaction() as tx, oracle_errors():
+    with store.transaction() as tx, translated():
         params = {"SENT_BEFORE": to_utc_naive(now - timeout), "MAX_ROWS": limit}
         due = [_number(r["REQUEST_ID"]) for r in query(tx.connection, sql_ops.REQUESTS_DUE, params)]
     return count_actions(due, partial(_resend_one, store, outbound, now=now, timeout=timeout,
@@ -169,7 +169,7 @@ def match_schedule_response(
     require_response(message, message_id)
     conn = conn_or_tx.connection if isinstance(conn_or_tx, OracleTransaction) else conn_or_tx
     window = response_window(message, config)
-    with oracle_errors():
+    with translated():
         return match_logged(response_log(conn), message_id, window, as_of=None, now=now)
 
 
@@ -199,7 +199,7 @@ def reconcile_responses(
 ) -> ReconcileReport:
     """Match, in message order, every SUCCEEDED SCHD RESP in PROC_STATE not yet matched
     (same rules as ``flightstate_pg.requests.reconcile_responses``)."""
-    with store.transaction() as tx, oracle_errors():
+    with store.transaction() as tx, translated():
         rows = query(tx.connection, sql_ops.RESPONSES_UNMATCHED, {"MAX_ROWS": limit})
     pending = [(_number(row["MESSAGE_ID"]), _aware(row["PROCESSED_AT"])) for row in rows]
     return reconcile_each(pending, partial(_reconcile_one, store, config, now=now, inbox=inbox))
@@ -209,7 +209,7 @@ def _reconcile_one(store: OracleStore, config: CoreConfig, message_id: int,
                    processed_at: datetime, *, now: datetime,
                    inbox: Inbox | None) -> int | None:  # fmt: skip
     found, window = window_from_inbox(inbox, message_id, config)
-    with store.transaction() as tx, oracle_errors():
+    with store.transaction() as tx, translated():
         if not found:
             window = _window_from_store(tx.connection, message_id)
         log = response_log(tx.connection)
@@ -218,7 +218,7 @@ def _reconcile_one(store: OracleStore, config: CoreConfig, message_id: int,
 
 def request_status(store: OracleStore, *, listed: int = 50) -> RequestStatusReport:
     """Request counts, unsolicited responses, and up to ``listed`` open/failed requests."""
-    with store.transaction() as tx, oracle_errors():
+    with store.transaction() as tx, translated():
         conn = tx.connection
         counts: dict[str, Any] = {
             str(r["STATUS"]): r["N"] for r in query(conn, sql_ops.REQUEST_COUNTS)

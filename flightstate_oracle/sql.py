@@ -23,7 +23,7 @@ from typing import Final
 from attrs import frozen
 
 from flightstate_core.domain.layout import DETAIL_TABLES
-from flightstate_oracle.schema import TABLES, Bind, Table
+from flightstate_oracle._schema import TABLES, Bind, Table
 
 __all__ = [
     "IN_LIST_SIZE",

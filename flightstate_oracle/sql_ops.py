@@ -26,7 +26,7 @@ from typing import Final
 
 from flightstate_core.domain.catalog import TERMINAL_EVIDENCE_SCALARS
 from flightstate_core.domain.layout import DETAIL_TABLES, MAIN_TABLE
-from flightstate_oracle.schema import TABLES, Bind
+from flightstate_oracle._schema import TABLES, Bind
 from flightstate_oracle.sql import (
     LOCK_WAIT_SECONDS,
     Statement,

@@ -22,14 +22,14 @@ from flightstate_core.domain.records import BackfillIntent, GapRange
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.unit_of_work import locked_transaction
 from flightstate_oracle import sql
+from flightstate_oracle._errors import translated
+from flightstate_oracle._load import fetch_states
+from flightstate_oracle._writes import FaultHook, gap_rows
 from flightstate_oracle.client import OracleSettings, create_pool, parse_oracle_url
 from flightstate_oracle.db import query, run, run_many
-from flightstate_oracle.errors import oracle_errors
-from flightstate_oracle.load import fetch_states
 from flightstate_oracle.presence import to_utc_naive
 from flightstate_oracle.records import intent_from_row, truncate_bytes
 from flightstate_oracle.transaction import OracleTransaction
-from flightstate_oracle.writes import FaultHook, gap_rows
 
 __all__ = ["OracleStore", "Source", "open_pool"]
 
@@ -79,12 +79,12 @@ class OracleStore:
     def close(self) -> None:
         """Close the store's own pool (a lent pool stays open)."""
         if self._owned:
-            with oracle_errors():
+            with translated():
                 self._pool.close(force=True)
 
     @contextmanager
     def _connection(self) -> Iterator[oracledb.Connection]:
-        with oracle_errors(), self._pool.acquire() as conn:
+        with translated(), self._pool.acquire() as conn:
             yield conn
 
     def check_database(self) -> str:

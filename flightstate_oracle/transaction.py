@@ -39,13 +39,13 @@ from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.requests import ResponseLog
 from flightstate_core.engine.requeue import DeadClaim
 from flightstate_oracle import _requeue, sql
+from flightstate_oracle._errors import translated
+from flightstate_oracle._load import chunked, codeshare_flids, fetch_states, in_params
 from flightstate_oracle._responses import response_log
+from flightstate_oracle._writes import FaultHook, write_many, write_processed
 from flightstate_oracle.db import query, run
-from flightstate_oracle.errors import oracle_errors
-from flightstate_oracle.load import chunked, codeshare_flids, fetch_states, in_params
 from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.records import proc_from_row
-from flightstate_oracle.writes import FaultHook, write_many, write_processed
 
 __all__ = ["OracleTransaction", "duplicate_params"]
 
@@ -58,7 +58,7 @@ R = TypeVar("R")
 def _guarded(method: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with oracle_errors():
+        with translated():
             return method(*args, **kwargs)
 
     return wrapper
@@ -114,7 +114,7 @@ class OracleTransaction:
         depth = self._depth
         known = dict(self._known)
         try:
-            with oracle_errors():
+            with translated():
                 run(self._conn, sql.SAVEPOINTS[depth - 1])
             yield
         except BaseException:

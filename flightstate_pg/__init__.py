@@ -7,7 +7,7 @@ commits are durable (``synchronous_commit = on``). Nothing connects at import ti
 
 from __future__ import annotations
 
-from flightstate_pg._write import WRITE_STEPS
+from flightstate_pg._writes import WRITE_STEPS
 from flightstate_pg.migrate import migrate
 from flightstate_pg.store import PgStore
 from flightstate_pg.transaction import PgTransaction

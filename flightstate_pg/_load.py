@@ -19,7 +19,7 @@ from flightstate_core.domain.catalog import COLLECTIONS
 from flightstate_core.domain.items import Item
 from flightstate_core.domain.state import FlightState
 from flightstate_core.support.tuning import collector_paused
-from flightstate_pg._codec import decode_details, decode_main
+from flightstate_pg._rows import decode_details, decode_main
 from flightstate_pg._schema import DETAILS, MAIN
 
 __all__ = ["BY_FLIDS", "assemble", "codeshare_flids", "fetch_details", "fetch_states"]

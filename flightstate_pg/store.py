@@ -24,12 +24,12 @@ from flightstate_core.domain.records import BackfillIntent, GapRange
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.unit_of_work import locked_transaction
 from flightstate_pg._cache import StateCache
-from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
 from flightstate_pg._load import BY_FLIDS, assemble, fetch_details, fetch_states
 from flightstate_pg._pool import ConnectionSource, SimplePool, prepare
+from flightstate_pg._rows import TypedValues
 from flightstate_pg._schema import MAIN
-from flightstate_pg._write import WRITE_STEPS, FaultHook
+from flightstate_pg._writes import WRITE_STEPS, FaultHook
 from flightstate_pg.transaction import PgTransaction
 from flightstate_pg.wakeup import DEFAULT_CHANNEL
 

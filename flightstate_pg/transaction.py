@@ -30,13 +30,13 @@ from flightstate_core.engine.requests import ResponseLog
 from flightstate_core.engine.requeue import DeadClaim
 from flightstate_pg import _requeue
 from flightstate_pg._cache import STAMPS, StateCache
-from flightstate_pg._codec import TypedValues
 from flightstate_pg._errors import translated
 from flightstate_pg._load import BY_FLIDS, codeshare_flids, fetch_states
 from flightstate_pg._read_ahead import UnitReads, duplicate_rows, read_unit
 from flightstate_pg._responses import response_log
+from flightstate_pg._rows import TypedValues
 from flightstate_pg._schema import PROC_COLUMNS
-from flightstate_pg._write import FaultHook, write_many, write_processed
+from flightstate_pg._writes import FaultHook, write_many, write_processed
 from flightstate_pg.wakeup import DEFAULT_CHANNEL, notify_outbox
 
 __all__ = ["PgTransaction"]

@@ -28,9 +28,9 @@ def todays_traffic(config: RunnerConfig, *, messages: int, flights: int, seed: i
 def _mysql(config: RunnerConfig) -> Any:
     import pymysql  # noqa: PLC0415 - only with a MySQL inbox
 
-    from flightstate_mysql import mysql_errors, parse_mysql_dsn  # noqa: PLC0415
+    from flightstate_mysql import parse_mysql_dsn, translated  # noqa: PLC0415
 
-    with mysql_errors("connect"):
+    with translated("connect"):
         return pymysql.connect(autocommit=False, **parse_mysql_dsn(str(config.mysql_dsn)))
 
 

@@ -139,10 +139,10 @@ _HEAD_PG = (
 def _mysql_lag(config: RunnerConfig, after: int) -> tuple[tuple[Any, ...], Any]:
     import pymysql  # noqa: PLC0415 - only with a MySQL inbox
 
-    from flightstate_mysql import mysql_errors, parse_mysql_dsn  # noqa: PLC0415
+    from flightstate_mysql import parse_mysql_dsn, translated  # noqa: PLC0415
 
     table = f"`{config.inbox_table}`"  # a plain name: validated by RunnerConfig
-    with mysql_errors("inbox lag"):
+    with translated("inbox lag"):
         conn = _kept.mysql if _kept.active else None
         if conn is None:
             conn = pymysql.connect(autocommit=True, **parse_mysql_dsn(str(config.mysql_dsn)))

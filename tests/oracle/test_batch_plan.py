@@ -22,16 +22,16 @@ from flightstate_core.engine.lifecycle import CleanupPlan, RetentionPolicy
 from flightstate_core.engine.requests import RequestStatus
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_oracle import sql, sql_ops
+from flightstate_oracle._load import chunked, in_params
+from flightstate_oracle._rows import flight_from_rows
+from flightstate_oracle._schema import TABLES, Bind
+from flightstate_oracle._writes import plan_writes
 from flightstate_oracle.lifecycle import cleanup_candidate_params, cleanup_event_rows
-from flightstate_oracle.load import chunked, in_params
 from flightstate_oracle.operator import republish_rows, snap_mentions
 from flightstate_oracle.outbox import leading_run
 from flightstate_oracle.records import proc_from_row
 from flightstate_oracle.requests import request_record
-from flightstate_oracle.rows import flight_from_rows
-from flightstate_oracle.schema import TABLES, Bind
 from flightstate_oracle.transaction import duplicate_params
-from flightstate_oracle.writes import plan_writes
 
 ZONE = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)

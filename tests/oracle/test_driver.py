@@ -10,8 +10,8 @@ from oracledb import errors as ora_errors
 from yoyo import read_migrations
 
 from flightstate_core.domain.errors import ConfigError, PermanentError, TransientError
+from flightstate_oracle._errors import classify, is_unique_violation, translated
 from flightstate_oracle.client import CLIENT_DIR_ENV, init_thick_mode, parse_oracle_url
-from flightstate_oracle.errors import classify, is_unique_violation, oracle_errors
 from flightstate_oracle.migrate import MIGRATIONS_DIR, strip_terminator
 
 
@@ -61,7 +61,7 @@ def test_recoverable_flag_means_transient() -> None:
 def test_choke_point_chains() -> None:
     exc = _error(oracledb.IntegrityError, "ORA-00001: unique constraint violated")
     assert is_unique_violation(exc)
-    with pytest.raises(PermanentError) as caught, oracle_errors():
+    with pytest.raises(PermanentError) as caught, translated():
         raise exc
     assert caught.value.__cause__ is exc
 

@@ -34,6 +34,7 @@ from flightstate_mysql import (
 )
 from flightstate_mysql.outbound import MySqlOutbound
 from flightstate_oracle import OracleStore
+from flightstate_oracle._schema import TABLES
 from flightstate_oracle.lifecycle import run_cleanup
 from flightstate_oracle.operator import flight_history, republish
 from flightstate_oracle.requests import (
@@ -44,7 +45,6 @@ from flightstate_oracle.requests import (
     request_status,
     resend_due,
 )
-from flightstate_oracle.schema import TABLES
 from tests.fixtures.services import ORACLE_SKIP_REASON
 from tests.fixtures.util import unique_name
 from tests.lifecycle.helpers import CONFIG, NOW, apply, fdel, flop, fltr, schd

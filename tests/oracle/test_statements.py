@@ -18,9 +18,9 @@ from yoyo.migrations import read_sql_migration
 
 import flightstate_oracle
 from flightstate_oracle import sql, sql_ops
+from flightstate_oracle._schema import TABLES
 from flightstate_oracle.lint import identifier_problem, lint
 from flightstate_oracle.migrate import MIGRATIONS_DIR, strip_terminator
-from flightstate_oracle.schema import TABLES
 
 PACKAGE = Path(flightstate_oracle.__file__).parent
 #: Statements sqlglot's Oracle dialect can only keep as an opaque Command (still parsed).

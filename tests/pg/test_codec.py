@@ -9,7 +9,7 @@ import pytest
 from flightstate_core.domain.errors import PermanentError
 from flightstate_core.domain.items import Item
 from flightstate_core.testing.store_contract import flight, full_collections
-from flightstate_pg._codec import validate
+from flightstate_pg._rows import validate
 
 GOOD = full_collections(3)
 

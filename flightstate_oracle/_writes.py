@@ -1,5 +1,5 @@
 """Oracle's executor of the core write plan, for a ``save`` or a ``save_many`` (the caller
-owns the transaction). PostgreSQL's twin is ``flightstate_pg._write``.
+owns the transaction). PostgreSQL's twin is ``flightstate_pg._writes``.
 
 What is written is decided by ``flightstate_core.domain.write_plan`` (final states, validation,
 which detail tables change per FLID, the intent check, the cursor, the gap rows, and the
@@ -34,10 +34,10 @@ from flightstate_core.domain.write_plan import (
 )
 from flightstate_core.domain.write_plan import plan_writes as plan_of
 from flightstate_oracle import sql
+from flightstate_oracle._rows import Row, detail_rows, flight_row
 from flightstate_oracle.db import merge_many, query, run, run_many
 from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.records import event_rows, proc_row, snap_row
-from flightstate_oracle.rows import Row, detail_rows, flight_row
 
 __all__ = [
     "WRITE_STEPS",

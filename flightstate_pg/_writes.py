@@ -8,7 +8,7 @@ steps use ``executemany`` (no per-item statement), or binary COPY for a package 
 (PROC_STATE too: a batch of 500 messages is 500 rows), with main and detail rows built
 while COPY streams them. PROC_STATE is a plain INSERT (or COPY): saving a message id twice
 is refused by its primary key, so a replay can never add a version or an event (review
-F7). Oracle's twin is ``flightstate_oracle.writes``.
+F7). Oracle's twin is ``flightstate_oracle._writes``.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from flightstate_core.domain.write_plan import (
     snap_texts,
     stamp_texts,
 )
-from flightstate_pg._codec import TypedValues, detail_rows, main_row
 from flightstate_pg._copy import CopyTarget, copy_rows
+from flightstate_pg._rows import TypedValues, detail_rows, main_row
 from flightstate_pg._schema import DETAILS, MAIN, PROC_COLUMNS
 
 __all__ = ["BULK_FLIGHTS", "WRITE_STEPS", "FaultHook", "write_many", "write_processed"]

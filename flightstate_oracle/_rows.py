@@ -1,5 +1,5 @@
 """FlightState <-> Oracle rows (pure): the main row, detail rows, typed twins (Oracle's row
-codec; PostgreSQL's twin is ``flightstate_pg._codec``).
+codec; PostgreSQL's twin is ``flightstate_pg._rows``).
 
 What a state may hold is decided by the core's lossless guard (``validate_state``, which is
 ``flightstate_core.domain.write_plan.validate``), run by the plan before any row is built; this
@@ -30,7 +30,8 @@ from flightstate_core.domain.provenance import encode as encode_provenance
 from flightstate_core.domain.state import FlightState, FlightStatus
 from flightstate_core.domain.write_plan import typed_twin
 from flightstate_core.domain.write_plan import validate as validate_state
-from flightstate_oracle.documents import decode_document, encode_document
+from flightstate_oracle._documents import decode_document, encode_document
+from flightstate_oracle._schema import EMPTY_CODES, TABLES, Table, check_fits
 from flightstate_oracle.presence import (
     encode_texts,
     from_utc_naive,
@@ -38,7 +39,6 @@ from flightstate_oracle.presence import (
     present_texts,
     to_utc_naive,
 )
-from flightstate_oracle.schema import EMPTY_CODES, TABLES, Table, check_fits
 
 __all__ = [
     "Row",

@@ -4,7 +4,7 @@ What a state may hold is decided by the core's lossless guard (``validate``, re-
 from ``flightstate_core.domain.write_plan``), run by the plan before any row is built; this module
 only lays values out in column order. Empty text and NULL are different in PostgreSQL and
 kept apart: ``""`` is a present-empty value, NULL absent. Oracle's twin is
-``flightstate_oracle.rows``.
+``flightstate_oracle._rows``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from flightstate_core.domain.provenance import decode as decode_provenance
 from flightstate_core.domain.provenance import encode as encode_provenance
 from flightstate_core.domain.state import FlightState, FlightStatus
 from flightstate_core.domain.write_plan import TypedValues, validate
-from flightstate_pg._docjson import decode_document, encode_document
+from flightstate_pg._documents import decode_document, encode_document
 
 __all__ = ["TypedValues", "decode_details", "decode_main", "detail_rows", "main_row", "validate"]
 

@@ -16,8 +16,8 @@ import oracledb
 from flightstate_core.domain.layout import DETAIL_TABLES
 from flightstate_core.domain.state import FlightState
 from flightstate_oracle import sql
+from flightstate_oracle._rows import flight_from_rows
 from flightstate_oracle.db import query
-from flightstate_oracle.rows import flight_from_rows
 
 __all__ = ["chunked", "codeshare_flids", "fetch_states", "in_params"]
 

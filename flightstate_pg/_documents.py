@@ -1,6 +1,6 @@
 """Document columns (SRVT, VIPF, MAFL): PostgreSQL ``text`` holding the core's document
 JSON text as is (``flightstate_core.domain.write_plan.documents``: the format and the one rule for
-repeated keys). Oracle's twin is ``flightstate_oracle.documents`` (CLOB)."""
+repeated keys). Oracle's twin is ``flightstate_oracle._documents`` (CLOB)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The one choke point where python-oracledb exceptions become core errors.
 
 Why: the pump decides retry versus DEAD from core types only. Every public entry point of
-this package runs its driver calls under :func:`oracle_errors`; nothing else catches
+this package runs its driver calls under :func:`translated`; nothing else catches
 ``oracledb.Error`` (the MERGE retry only *inspects* an error with ``is_unique_violation``
 before re-raising it into this block).
 
@@ -38,7 +38,7 @@ __all__ = [
     "TRANSIENT_CODES",
     "classify",
     "is_unique_violation",
-    "oracle_errors",
+    "translated",
 ]
 
 TRANSIENT_CODES: Final = frozenset({
@@ -110,7 +110,7 @@ def classify(exc: oracledb.Error) -> FlightstateError:
 
 
 @contextmanager
-def oracle_errors() -> Iterator[None]:
+def translated() -> Iterator[None]:
     """Run a block; any ``oracledb.Error`` leaves it as a core error (``raise ... from``)."""
     try:
         yield
