@@ -1,4 +1,5 @@
-"""How much of the inbox one read may take: rows **and** bytes (pure; issue 18, item 2).
+"""How much of the inbox one read may take: rows **and** bytes (pure; docs/design.md,
+"Poison-proof bounds").
 
 Why: a batch bounded by row count alone is bounded in memory only for small messages. A
 backlog of 2 MB schedule packages in a 1,000-row batch needs gigabytes (a decoded package

@@ -1,4 +1,4 @@
-"""Gap-aware reading on the FIFO loop (docs/design.md "Gaps in the inbox ids", issue 16).
+"""Gap-aware reading on the FIFO loop (docs/design.md, "Gaps in the inbox ids").
 
 A fresh gap in the ids read (a writer's row not yet committed) holds FIFO for the grace;
 past it the pump goes on and the gap is stored open. Open gaps are looked up on their own

@@ -1,4 +1,5 @@
-"""Adaptive inbox polling (issue 21): how long an idle pump waits before reading again.
+"""Adaptive inbox polling: how long an idle pump waits before reading again (docs/design.md,
+"Freshness").
 
 After a non-empty read the pump reads again at once (the loop never waits then). An empty
 read waits ``active_poll`` while the last non-empty read is less than ``active_for`` s old

@@ -102,7 +102,7 @@ class ValueCache:
         #: Immutable item parts already built in this message -> themselves: a package
         #: repeats the same (code, text) pairs and whole item value tuples thousands of
         #: times (25,700 pairs, 5,700 distinct, in a 1,600-flight DNLD), and sharing them
-        #: cuts the decoded message's memory by about a quarter (issue 18, item 2).
+        #: cuts the decoded message's memory by about a quarter.
         self.shared: dict[Any, Any] = {}
 
     def value(self, raw: str, kind: ValueKind, allowed: frozenset[str] | None) -> Set:

@@ -107,7 +107,7 @@ def _schedule(envelope: Envelope, payload: list[Element], config: CoreConfig) ->
         path = f"/MSG/SCHD/FLTR[{index}]"
         records.append(decoder.record(fltr, path, FLTR_ALLOWED, delete=delete))
         # The record is now plain Python values: free its subtree, so a package's tree
-        # and its decoded records do not both peak in memory (issue 18, item 2).
+        # and its decoded records do not both peak in memory.
         fltr.clear()
     return ScheduleMessage(envelope, count, tuple(records), payload_digest=digest)
 

@@ -53,7 +53,7 @@ __all__ = ["RecordDecoder"]
 Scalars = dict[str, Set | Clear]
 
 #: Element tag -> the same text as one shared object: a record's scalars dict is keyed by
-#: it, so a 1,600-flight package keeps one string per tag instead of 40,000 (issue 18).
+#: it, so a 1,600-flight package keeps one string per tag instead of 40,000.
 _CANONICAL_TAGS: dict[str, str] = {tag: tag for tag in ELEMENT_KINDS}
 
 _SCALAR = ElementKind.SCALAR
