@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
 from flightstate_core.domain.outbox import ParkedEvent
+from flightstate_kafka._batch import BatchTracker
 from flightstate_kafka._plan import OutboxRow
 
-__all__ = ["DispatchObserver", "NullObserver", "record_headers"]
+__all__ = ["DispatchObserver", "NullObserver", "record_headers", "report_batch"]
 
 _CONTENT_TYPE: tuple[str, str | bytes | None] = ("content-type", b"application/json")
 
@@ -73,3 +75,26 @@ def record_headers(record: OutboxRow) -> list[tuple[str, str | bytes | None]]:
     if record.payload is not None:
         headers.append(_CONTENT_TYPE)
     return headers
+
+
+def report_batch(observer: DispatchObserver, tracker: BatchTracker) -> None:
+    """Tell *observer* what one settled batch delivered (records and the rows they
+    covered, per topic) and how many of its records were not delivered."""
+    if isinstance(observer, NullObserver):
+        return
+    if tracker.complete and not tracker.parked:  # cheap: no plan needed
+        rows = Counter(r.topic for r in tracker.records)
+        for topic, count in Counter(r.topic for r in tracker.sends).items():
+            observer.delivered(topic, count, rows[topic])
+        return
+    records: Counter[str] = Counter()
+    covered: Counter[str] = Counter()
+    delivered = tracker.delivered_sends()  # the plan: computed only for an observer
+    for record, covers in delivered:
+        records[record.topic] += 1
+        covered[record.topic] += len(covers)
+    for topic, count in records.items():
+        observer.delivered(topic, count, covered[topic])
+    undelivered = len(tracker.sends) - len(delivered) - len(tracker.parked)
+    if undelivered > 0:
+        observer.failed(undelivered)

@@ -24,22 +24,11 @@ survive a broker restart). While the broker is down the backlog grows in MSG_EVE
 the loop retries with a capped backoff; the watermark does not move, so nothing is lost.
 
 Single-active and fenced (``fence``, ``transactional_id``): a runner dispatches only while
-it leads, and the dispatcher checks its ``fence`` (the lease still held at the leader's
-epoch) right before each window's first record. That alone cannot stop a dispatcher
-paused between the check and the send, so each window is one Kafka transaction under one
-``transactional_id``
-shared by every runner: a new leader's producer initialises its transactions, which makes
-the broker refuse every later request of an older producer of that id (PRODUCER_FENCED).
-The fence is checked before a transactional producer is built, so a woken ex-leader that
-already lost the lease never initialises one (that would fence the leader's producer and
-abort its window), and again after initialising: one paused between the two checks finds
-the lease gone and publishes nothing; the leader's producer is rebuilt. So no record of a
-flight is published after a newer one by a stale dispatcher. Each record carries the
-dispatcher's epoch (``fs-epoch`` header).
-
-Outboxes: every ``Outbox`` port (memory, PostgreSQL, Oracle) offers the read-ahead
-``fetch_rows(limit, after_event_id)``, the one-UPDATE ``advance(through_event_id, at)`` and
-``backlog()``; ``concurrent_marks`` says whether reads and counts may run on worker threads.
+it leads; the fence (the lease still held at the leader's epoch) is checked right before
+each window's first record, and each window is one Kafka transaction under one
+``transactional_id`` shared by every runner, so a new leader's producer fences every older
+one (``_slot``). No record of a flight is published after a newer one by a stale
+dispatcher. Each record carries the dispatcher's epoch (``fs-epoch`` header).
 
 Wake-ups: with nothing to send the dispatcher waits for ``wake()`` (thread-safe: the pump's
 ``after_commit`` calls it in the same process) or, on an outbox with the optional
@@ -52,9 +41,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -62,21 +49,26 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from flightstate_core.domain.errors import LeadershipLost, PermanentError, TransientError
-from flightstate_core.domain.outbox import OutboxBacklog
 from flightstate_core.ports import CommitWatch, Outbox
 from flightstate_kafka._batch import BatchTracker
-from flightstate_kafka._errors import refusal, translated
-from flightstate_kafka._observe import DispatchObserver, NullObserver, record_headers
-from flightstate_kafka._outage import DebugLogger, OutageLog
+from flightstate_kafka._errors import refusal
+from flightstate_kafka._observe import (
+    DispatchObserver,
+    NullObserver,
+    record_headers,
+    report_batch,
+)
+from flightstate_kafka._outage import OutageLog
 from flightstate_kafka._parking import Parking
 from flightstate_kafka._plan import OutboxRow, select_sends
-from flightstate_kafka.producer import build_producer, producer_config
+from flightstate_kafka._reader import OutboxReader
+from flightstate_kafka._slot import ProducerSlot
+from flightstate_kafka.producer import build_producer
 from flightstate_kafka.settings import KafkaSettings
 
 __all__ = ["DispatchObserver", "Dispatcher", "NullObserver", "record_headers"]
 
 log = logging.getLogger(__name__)
-_rdkafka_log = DebugLogger(logging.getLogger("flightstate_kafka.librdkafka"))
 
 _POLL_S = 0.05
 _STOP_CHECK_S = 0.1  # an idle wait looks at its stop event this often
@@ -84,7 +76,8 @@ _STOP_CHECK_S = 0.1  # an idle wait looks at its stop event this often
 
 class Dispatcher:
     """Moves undelivered outbox rows to Kafka; ``run(stop)`` loops, ``dispatch_once``
-    sends one window. Not thread-safe: one dispatcher per outbox."""
+    sends one window. Not thread-safe: one dispatcher per outbox. Its producer lives in
+    ``slot`` (``_slot``), its reads in ``reader`` (``_reader``)."""
 
     def __init__(
         self,
@@ -104,6 +97,7 @@ class Dispatcher:
         for commits when the outbox offers ``CommitWatch`` (off when an in-process pump
         already wakes it)."""
         self.outbox = outbox
+        self.settings = settings
         self._wakeup = wakeup if wakeup is not None else threading.Event()
         self._watch_commits = watch_commits
         self.wakeups = 0  # idle waits ended by a wake-up (not by the fallback poll)
@@ -111,145 +105,35 @@ class Dispatcher:
         # there unless a commit woke us since that read began (``_loop``).
         self._read_to_end = False
         self.idle = threading.Event()  # set while waiting for a wake-up (probes, tests)
-        self._fence = fence
         self._epoch_header: list[tuple[str, str | bytes | None]] = (
             [] if epoch is None else [("fs-epoch", b"%d" % epoch)]
         )
-        self._txn = settings.transactional_id is not None
-        self._in_txn = False
         self.outage = OutageLog(log, settings.outage_log_every_s)
-        self.settings = settings
-        self._factory = producer_factory
         self._observer: DispatchObserver = observer or NullObserver()
         self.parking = Parking(outbox, self._observer, log, settings.max_record_bytes)
-        self._producer: Producer | None = None
-        self._fatal: KafkaError | None = None
-        self._backlog_every_s = backlog_every_s
-        self._backlog_at = 0.0
-        self.rebuilds = 0
+        self.slot = ProducerSlot(settings, producer_factory, self._observer, self.outage, fence)
+        self.reader = OutboxReader(outbox, settings.batch_size, self._observer, backlog_every_s)
         self._depth = settings.pipeline_depth
-        # The next batch is read (and the backlog counted) on worker threads while this
-        # one is produced, when the outbox allows it (more connections: concurrent_marks).
-        self._concurrent = outbox.concurrent_marks
-        self._pools: dict[str, ThreadPoolExecutor] = {}  # "read", "backlog"; made on demand
-        self._counting: Future[OutboxBacklog] | None = None
-        self._ahead: tuple[int, Future[Sequence[OutboxRow]]] | None = None
 
     # ------------------------------------------------------------------ producer lifecycle
 
-    def _on_error(self, error: KafkaError) -> None:
-        if error.fatal():
-            self._fatal = error
-        self.outage.failed(f"producer error: {error.str()}")
-
-    def _poll(self, producer: Producer, timeout: float) -> bool:
-        """``producer.poll``; a transactional producer raises its fatal errors (fenced by a
-        newer instance) from it: they mark the producer fatal (rebuilt) instead."""
-        try:
-            producer.poll(timeout)
-        except KafkaException as exc:
-            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-            self._fatal = self._fatal or error or KafkaError(KafkaError._FAIL, str(exc))
-            return False
-        return True
-
-    def _check_fence(self) -> None:
-        """LeadershipLost unless the fence (lease at our epoch) still holds."""
-        if self._fence is not None and not self._fence():
-            raise LeadershipLost("the lease is no longer held at this dispatcher's epoch")
+    @property
+    def rebuilds(self) -> int:
+        """Producers thrown away so far."""
+        return self.slot.rebuilds
 
     def producer(self) -> Producer:
         """The current producer, built on first use or after a rebuild."""
-        if self._producer is None:
-            conf: dict[str, Any] = dict(producer_config(self.settings))
-            conf["error_cb"] = self._on_error
-            # Only failures call back into Python (a report per record cost ~2.5 µs);
-            # a window is complete once the producer holds nothing (len() == 0).
-            conf["delivery.report.only.error"] = True
-            conf["logger"] = _rdkafka_log  # its errors reach _on_error: no raw duplicates
-            if self._txn:
-                conf["transactional.id"] = self.settings.transactional_id
-                conf.pop("enable.gapless.guarantee", None)  # idempotent-only property
-            if self._txn:
-                # Before initialising: a dispatcher that already knows it was deposed must
-                # not fence the leader's producer (that aborts the leader's window; on
-                # tansu an init racing a live transaction can leave it open for good,
-                # holding read_committed consumers of its partitions back).
-                self._check_fence()
-            try:
-                producer = self._factory(conf)
-                if self._txn:
-                    producer.init_transactions(self.settings.delivery_timeout_s)
-            except KafkaException as exc:
-                raise translated(exc, "creating the Kafka producer") from exc
-            self._fatal = None
-            self._in_txn = False
-            self._producer = producer
-            # After init: an older producer of our id is fenced now; if we are that older
-            # one (paused, replaced), the lease says so and we publish nothing.
-            self._check_fence()
-        return self._producer
+        return self.slot.producer()
 
     def rebuild(self, reason: str) -> None:
         """Throw the producer away (purging what it still holds); the next use builds anew."""
-        producer, self._producer = self._producer, None
-        self._in_txn = False
-        if producer is None:
-            return
-        self.rebuilds += 1
-        log.warning("rebuilding the Kafka producer: %s", reason)
-        self._observer.producer_rebuilt(reason)
-        try:
-            producer.purge(in_queue=True, in_flight=True, blocking=False)
-            producer.flush(0)
-        except (KafkaException, RuntimeError):  # a fatal producer may refuse; it is dropped
-            log.debug("purge of the old producer failed", exc_info=True)
+        self.slot.rebuild(reason)
 
     def close(self) -> None:
         """Flush with the configured deadline and drop the producer (shutdown)."""
-        self._drop_ahead()
-        pools, self._pools = self._pools, {}
-        for pool in pools.values():
-            pool.shutdown(wait=True)
-        producer, self._producer = self._producer, None
-        if producer is not None:
-            left = producer.flush(self.settings.flush_timeout_s)
-            if left:
-                log.warning("%d records not flushed at shutdown; they stay in the outbox", left)
-
-    # ------------------------------------------------------------------ reading
-
-    def _fetch(self, after: int) -> Sequence[OutboxRow]:
-        return self.outbox.fetch_rows(self.settings.batch_size, after)
-
-    def _pool(self, name: str) -> ThreadPoolExecutor:
-        """The one-thread executor *name* (each keeps its submissions in order)."""
-        pool = self._pools.get(name)
-        if pool is None:
-            pool = self._pools[name] = ThreadPoolExecutor(1, f"outbox-{name}")
-        return pool
-
-    def _read_ahead(self, records: Sequence[OutboxRow]) -> None:
-        """Start reading the batch after *records* on the reader thread (not after a
-        short batch: the outbox was drained)."""
-        self._drop_ahead()
-        if self._concurrent and len(records) == self.settings.batch_size:
-            after = records[-1].event_id
-            self._ahead = (after, self._pool("read").submit(self._fetch, after))
-
-    def _next(self, after: int) -> Sequence[OutboxRow]:
-        """The batch after event id *after* (0: after the stored watermark)."""
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead[0] == after:
-            return ahead[1].result()
-        if ahead is not None:
-            ahead[1].exception()  # read for a window that failed: wait, and forget it
-        return self._fetch(after)
-
-    def _drop_ahead(self) -> None:
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None:
-            ahead[1].exception()  # never leave a read running or its error unobserved
+        self.reader.close()
+        self.slot.close()
 
     # ------------------------------------------------------------------ producing
 
@@ -272,8 +156,9 @@ class Dispatcher:
                     produce(topic, payload, record.key, headers=headers, on_delivery=report)
                     break
                 except BufferError:
-                    if not self._poll(producer, _POLL_S):  # fatal while the queue was full
-                        tracker.fail_unsent(index, self._fatal or KafkaError(KafkaError._FAIL))
+                    if not self.slot.poll(producer, _POLL_S):  # fatal while the queue was full
+                        fatal = self.slot.fatal
+                        tracker.fail_unsent(index, fatal or KafkaError(KafkaError._FAIL))
                         return
                 except KafkaException as exc:
                     reason = refusal(exc.args[0])  # the size check's backstop
@@ -295,18 +180,9 @@ class Dispatcher:
             coalesce=coalesce,
             topics=self.settings.topics,
         )
-        if not self._in_txn:
-            # Right before the window's first record: the shortest gap between the check
-            # and the send (a transaction begun after it is fenced by the broker).
-            self._check_fence()
-        if self._txn and not self._in_txn:
-            try:
-                producer.begin_transaction()
-            except KafkaException as exc:
-                raise translated(exc, "beginning a Kafka transaction") from exc
-            self._in_txn = True
+        self.slot.begin(producer)  # the fence, right before the window's first record
         self._produce(producer, tracker)
-        self._poll(producer, 0)  # serve failure reports and errors
+        self.slot.poll(producer, 0)  # serve failure reports and errors
         return tracker
 
     def _await(self, producer: Producer, stop: threading.Event) -> bool:
@@ -316,15 +192,15 @@ class Dispatcher:
         left, progress_at = len(producer), time.monotonic()
         stop_deadline: float | None = None
         while left:
-            if not self._poll(producer, _POLL_S):
+            if not self.slot.poll(producer, _POLL_S):
                 return False
             now, before, left = time.monotonic(), left, len(producer)
             if left < before:
                 progress_at = now
-            if self._fatal is not None:
+            if self.slot.fatal is not None:
                 return False
             if now - progress_at > self.settings.stuck_after_s:
-                self._fatal = KafkaError(KafkaError._TIMED_OUT, "no delivery progress")
+                self.slot.fatal = KafkaError(KafkaError._TIMED_OUT, "no delivery progress")
                 return False
             if stop.is_set():
                 stop_deadline = stop_deadline or now + self.settings.flush_timeout_s
@@ -346,8 +222,8 @@ class Dispatcher:
         for an unknown logical topic.
         """
         stop = stop or threading.Event()
-        self._maybe_report_backlog()
-        producer = self.producer()
+        self.reader.maybe_report_backlog()
+        producer = self.slot.producer()
         window: list[BatchTracker] = []
         try:
             self._fill(producer, window, stop)
@@ -356,52 +232,35 @@ class Dispatcher:
             if reported:
                 for tracker in window:
                     tracker.all_reported()
-            committed = self._end_transaction(producer, window)
+            committed = self.slot.end(producer, all(t.complete for t in window))
             settled = self._settle(window, committed=committed)
         if settled:
             self.outage.recovered()
         return settled
 
-    def _end_transaction(self, producer: Producer, window: Sequence[BatchTracker]) -> bool:
-        """Commit the window's transaction if every record was delivered, else abort it;
-        whether the window counts as delivered (always True without transactions)."""
-        if not self._in_txn:
-            return True
-        self._in_txn = False
-        complete = self._fatal is None and all(t.complete for t in window)
-        try:
-            if complete:
-                producer.commit_transaction(self.settings.delivery_timeout_s)
-                return True
-            producer.abort_transaction(self.settings.delivery_timeout_s)
-        except KafkaException as exc:  # fenced, or the broker went away: rebuild
-            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-            self._fatal = self._fatal or error or KafkaError(KafkaError._FAIL, str(exc))
-        return False
-
     def _fill(self, producer: Producer, window: list[BatchTracker], stop: threading.Event) -> None:
         """Read and produce up to ``pipeline_depth`` batches, reading one ahead.
 
         A read ahead left over from the previous window is used only while it is live:
-        every path that does not settle a whole window drops it (``_drop_ahead``), so a
+        every path that does not settle a whole window drops it (``reader.drop_ahead``), so a
         live one starts exactly at the watermark that window stored.
         """
         self._read_to_end = False
         try:
-            records = self._next(self._ahead[0] if self._ahead else 0)
+            records = self.reader.next(self.reader.ahead_after)
             while records and not stop.is_set():
-                self._read_ahead(records)  # overlaps producing this batch (and the await)
+                self.reader.read_ahead(records)  # overlaps producing this batch (and await)
                 window.append(self._send(producer, records))
-                if self._fatal is not None or window[-1].failed():
+                if self.slot.fatal is not None or window[-1].failed():
                     break
                 self._read_to_end = len(records) < self.settings.batch_size
                 if self._read_to_end or len(window) >= self._depth:
                     return  # the read ahead, if any, starts the next window
-                records = self._next(records[-1].event_id)
+                records = self.reader.next(records[-1].event_id)
         except BaseException:
-            self._drop_ahead()
+            self.reader.drop_ahead()
             raise
-        self._drop_ahead()
+        self.reader.drop_ahead()
 
     # ------------------------------------------------------------------ settling
 
@@ -428,12 +287,12 @@ class Dispatcher:
                 self.parking.resolve(window, through, now)
         finally:
             for tracker in window:
-                self._report(tracker)
-        if not committed or self._fatal is not None or not all(t.complete for t in window):
-            self._drop_ahead()
+                report_batch(self._observer, tracker)
+        if not committed or self.slot.fatal is not None or not all(t.complete for t in window):
+            self.reader.drop_ahead()
             errors = [t.error for t in window if t.error is not None]
             reason = str(
-                self._fatal
+                self.slot.fatal
                 or (errors[0] if errors else None)
                 or "records without a delivery report"
             )
@@ -451,7 +310,7 @@ class Dispatcher:
         try:
             self.parking.record(window, through, now)
         except BaseException:
-            self._drop_ahead()
+            self.reader.drop_ahead()
             raise
 
     def _move_watermark(self, through: int) -> None:
@@ -460,7 +319,7 @@ class Dispatcher:
         try:
             self.outbox.advance(through, datetime.now(UTC))
         except BaseException:
-            self._drop_ahead()
+            self.reader.drop_ahead()
             raise
 
     def _report_settled(self, window: Sequence[BatchTracker], through: int) -> None:
@@ -468,54 +327,6 @@ class Dispatcher:
         if not isinstance(self._observer, NullObserver):
             self._observer.settled([r for t in window for r in t.records
                                     if r.event_id <= through])  # fmt: skip
-
-    def _report(self, tracker: BatchTracker) -> None:
-        if isinstance(self._observer, NullObserver):
-            return
-        if tracker.complete and not tracker.parked:  # cheap: no plan needed
-            rows = Counter(r.topic for r in tracker.records)
-            for topic, count in Counter(r.topic for r in tracker.sends).items():
-                self._observer.delivered(topic, count, rows[topic])
-            return
-        records: Counter[str] = Counter()
-        covered: Counter[str] = Counter()
-        delivered = tracker.delivered_sends()  # the plan: computed only for an observer
-        for record, covers in delivered:
-            records[record.topic] += 1
-            covered[record.topic] += len(covers)
-        for topic, count in records.items():
-            self._observer.delivered(topic, count, covered[topic])
-        undelivered = len(tracker.sends) - len(delivered) - len(tracker.parked)
-        if undelivered > 0:
-            self._observer.failed(undelivered)
-
-    # ------------------------------------------------------------------ loop & housekeeping
-
-    def _maybe_report_backlog(self) -> None:
-        """Every ``backlog_every_s``: count the backlog for the observer — on a worker
-        thread when the outbox allows it (a count over a large backlog takes a while)."""
-        now = time.monotonic()
-        if now - self._backlog_at < self._backlog_every_s:
-            return
-        self._backlog_at = now
-        if not self._concurrent:
-            self._observe_backlog(self.outbox.backlog())
-            return
-        if self._counting is None or self._counting.done():
-            self._counting = self._pool("backlog").submit(self.outbox.backlog)
-            self._counting.add_done_callback(self._counted)
-
-    def _counted(self, future: Future[OutboxBacklog]) -> None:
-        if future.cancelled():
-            return
-        error = future.exception()
-        if error is not None:  # a metric: not worth failing the dispatch for
-            log.warning("counting the outbox backlog failed: %s", error)
-            return
-        self._observe_backlog(future.result())
-
-    def _observe_backlog(self, info: OutboxBacklog) -> None:
-        self._observer.backlog(info.count, info.oldest_age_s)
 
     # ------------------------------------------------------------------ wake-ups
 

@@ -87,7 +87,7 @@ def test_a_deposed_dispatcher_checks_its_fence_and_publishes_nothing(
         old.rebuild("woken after a pause")
         with pytest.raises(LeadershipLost):
             old.dispatch_once()  # the check before a producer is built
-        assert old._producer is None
+        assert old.slot.current is None
         _drain(new)
     finally:
         old.close()
@@ -123,7 +123,7 @@ def test_records_held_by_a_paused_producer_are_refused_by_the_broker(
         worker = threading.Thread(target=old_window)
         worker.start()
         deadline = time.monotonic() + 30
-        while not (old._producer is not None and len(old._producer)):
+        while not (old.slot.current is not None and len(old.slot.current)):
             assert time.monotonic() < deadline, "the old window never produced"
             time.sleep(0.01)
         leader["epoch"] = 2  # the lease moved on while the old records wait in the producer
@@ -165,7 +165,7 @@ def test_a_deposed_dispatcher_does_not_initialise_while_the_leader_has_a_window_
         new.producer()
         worker.start()
         deadline = time.monotonic() + 30
-        while not (new._producer is not None and len(new._producer)):
+        while not (new.slot.current is not None and len(new.slot.current)):
             assert time.monotonic() < deadline, "the leader's window never produced"
             time.sleep(0.01)
         with pytest.raises(LeadershipLost):
