@@ -81,8 +81,12 @@ _GAP_INSERT: Final = (
     "INSERT INTO INBOX_GAP (INBOX_NAME, LOW_ID, HIGH_ID, FIRST_SEEN_AT) VALUES (%s, %s, %s, %s)"
 )
 #: A re-send raised stamps without changing content: PROVENANCE alone, no version, no
-#: UPDATED_AT ("Late rows and provenance" in docs/design.md).
-_STAMPS_UPDATE: Final = "UPDATE FLIGHT_SCHD SET PROVENANCE = %s WHERE FLID = %s"
+#: UPDATED_AT ("Late rows and provenance" in docs/design.md). One statement for all the
+#: batch's re-sent flights (each FLID once: the plan's final states), not one per flight.
+_STAMPS_UPDATE: Final = (
+    "UPDATE FLIGHT_SCHD AS f SET PROVENANCE = s.text "
+    "FROM unnest(%s::text[], %s::text[]) AS s(flid, text) WHERE f.FLID = s.flid"
+)
 _LATE_MARK: Final = "UPDATE PROC_STATE SET LATE = true WHERE MESSAGE_ID = ANY(%s)"
 _LATE_COUNT: Final = "UPDATE INBOX_CURSOR SET LATE_ROWS = LATE_ROWS + %s WHERE INBOX_NAME = %s"
 _DETAIL_SQL: Final = {detail.table.name: detail for detail in DETAILS}
@@ -157,7 +161,8 @@ class _Steps:
         else:  # same connection and pipeline, no client-side parse (``upsert_numbered``)
             _many(psycopg.RawCursor(cursor.connection), MAIN.upsert_numbered, list(rows))
         if self._plan.stamps:
-            _many(cursor, _STAMPS_UPDATE, [(text, flid) for flid, text in stamp_texts(self._plan)])
+            stamps = stamp_texts(self._plan)
+            cursor.execute(_STAMPS_UPDATE, ([flid for flid, _ in stamps], [t for _, t in stamps]))
 
     def details(self, table: str) -> None:
         change, detail = self._plan.details[table], _DETAIL_SQL[table]

@@ -102,18 +102,30 @@ class Stamps(dict[str, int]):
         self.top = max(self.values(), default=0) if top is None else top
 
 
+_NEW: Final = dict.__new__
+_UPDATE: Final = dict.update
+
+
 def stamp(provenance: Mapping[str, int], keys: Iterable[str], mid: int) -> Mapping[str, int]:
     """*provenance* with *keys* stamped *mid* where that raises their stamp (a stamp
     never goes down); the same map when nothing changes."""
-    raised = [(key, mid) for key in keys if provenance.get(key, 0) < mid]
+    top = newest(provenance)
+    if mid > top:  # in order (the usual case): every key is raised, none to compare
+        raised = [(key, mid) for key in keys]
+        top = mid
+    else:
+        raised = [(key, mid) for key in keys if provenance.get(key, 0) < mid]
     if not raised:
         return provenance
-    result = Stamps(provenance, top=max(newest(provenance), mid))
-    result.update(raised)
+    result = _NEW(Stamps)  # not ``Stamps(...)``: a message pays this copy once per flight
+    _UPDATE(result, provenance)
+    _UPDATE(result, raised)
+    result.top = top
     if isinstance(provenance, Stamps) and provenance.text is not None:
-        result.text = provenance.text
-        result.entries = provenance.entries
+        result.text, result.entries = provenance.text, provenance.entries
         result.pending = (*provenance.pending, *raised)
+    else:
+        result.text, result.entries, result.pending = None, 0, ()
     return result
 
 

@@ -27,11 +27,11 @@ NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 FLID = "W2_0"
 
 
-def _stand(value: str, seqn: int) -> str:
+def _stand(value: str, seqn: int, flid: str = FLID) -> str:
     return (
         '<?xml version="1.0" encoding="UTF-8"?><MSG><META><SNDR>AODB</SNDR>'
         f"<SEQN>{seqn}</SEQN><DTTM>20261130090000</DTTM><TYPE>FLOP</TYPE><STYP>STND</STYP>"
-        f"</META><FLOP><FLID>{FLID}</FLID><STND>{value}</STND></FLOP></MSG>"
+        f"</META><FLOP><FLID>{flid}</FLID><STND>{value}</STND></FLOP></MSG>"
     )
 
 
@@ -113,3 +113,32 @@ def test_a_re_send_by_another_store_is_seen_by_this_stores_cache(fresh_pg: str) 
     finally:
         first.close()
         second.close()
+
+
+@pytest.mark.parametrize("changed", [1, 20], ids=["pipeline", "copy"])
+def test_re_sends_of_many_flights_in_one_unit_raise_each_ones_stamps(
+    store: PgStore, fresh_pg: str, changed: int
+) -> None:
+    # One UPDATE writes the stamps of all the unit's re-sent flights, beside the changed
+    # flights (a pipeline, or a COPY when there are many): each re-sent row gets its own
+    # text and keeps every other column.
+    flids = [f"W3_{n}" for n in range(5)]
+    first = [InboxRow(10 + n, _stand("50", 10 + n, flid)) for n, flid in enumerate(flids)]
+    process_batch(store, first, CONFIG, now=NOW, epoch=None)
+    again = [InboxRow(20 + 2 * n, _stand("50", 20 + 2 * n, f)) for n, f in enumerate(flids)]
+    others = [InboxRow(100 + n, _stand("7", 100 + n, f"X_{n}")) for n in range(changed)]
+    done = process_batch(store, [*again, *others], CONFIG, now=NOW, epoch=None)
+    assert [bool(p.stamped) for p in done] == [True] * 5 + [False] * changed
+    late = [InboxRow(15 + n, _stand("0", 15 + n, f), late=True) for n, f in enumerate(flids)]
+    process_batch(store, late, CONFIG, now=NOW, epoch=None)
+    with psycopg.connect(fresh_pg) as conn:
+        rows = conn.execute(
+            "SELECT FLID, STND, STATE_VERSION, LAST_MESSAGE_ID FROM FLIGHT_SCHD "
+            "WHERE FLID = ANY(%s) ORDER BY FLID",
+            (flids,),
+        ).fetchall()
+    assert rows == [(f, "50", 1, 10 + n) for n, f in enumerate(flids)]
+    stored = store.get_flights(flids)
+    assert {f: stored[f].provenance for f in flids} == {
+        f: {"STND": 20 + 2 * n} for n, f in enumerate(flids)
+    }

@@ -116,6 +116,8 @@ def _stand_update(
 
 
 def _ops(record: FlightRecord, rule: ApplyRule, config: CoreConfig) -> RecordOps:
+    if not record.collections:  # most FLOPs: nothing to resolve
+        return RecordOps(record.scalars, {}, record.documents, record.stand_updates)
     collections = {
         code: collection_op(code, value, rule, config) for code, value in record.collections.items()
     }

@@ -124,8 +124,10 @@ def stamped(
     they touch nothing). A stamp never goes down: a requeued message (applied as the
     newest, whatever its id) leaves a higher stamp as it is."""
     clears = rule.honour_clear
+    if clears and not (ops.documents or ops.collections or ops.stand_updates):  # most FLOPs
+        return stamp(provenance, ops.scalars, mid) if ops.scalars else provenance  # its codes
     touched = [code for code, op in ops.scalars.items() if clears or not isinstance(op, Clear)]
-    if not (ops.documents or ops.collections or ops.stand_updates):  # most FLOPs
+    if not (ops.documents or ops.collections or ops.stand_updates):
         return stamp(provenance, touched, mid) if touched else provenance
     touched += [
         code
