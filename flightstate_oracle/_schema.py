@@ -198,7 +198,7 @@ def _main_table() -> Table:
         *scalars,
         *(clob(code) for code in DOCUMENT_COLUMNS),
         varchar(EMPTY_CODES, _empty_codes_bytes(tuple(c.code for c in SCALAR_COLUMNS))),
-        clob("PROVENANCE"),  # migration 0007: docs/design.md, "Late rows and provenance"
+        clob("PROVENANCE"),  # migration 0009: docs/design.md, "Late rows and provenance"
     )
     return Table(MAIN_TABLE, columns, ("FLID",))
 
@@ -255,8 +255,8 @@ def _infra_tables() -> tuple[Table, ...]:
                 varchar("INBOX_NAME", KEY_BYTES, nullable=False),
                 number("LAST_MESSAGE_ID", nullable=False),
                 tstz("UPDATED_AT"),
-                number("LATE_ROWS", nullable=False),  # migration 0005
-                number("GAPS_ABANDONED", nullable=False),  # migration 0005
+                number("LATE_ROWS", nullable=False),  # migration 0007
+                number("GAPS_ABANDONED", nullable=False),  # migration 0007
             ),
             ("INBOX_NAME",),
         ),
@@ -314,7 +314,7 @@ def _proc_state() -> Table:
             number("SUBSYSTEM_SEQUENCE"),
             Column("SUBSYSTEM_DATE_SENT", "TIMESTAMP(6)", Bind.TIMESTAMP),
             varchar(EMPTY_CODES, _empty_codes_bytes(PROC_TEXT_COLUMNS)),
-            number("LATE", 1, nullable=False),  # migration 0005: 1 = applied late
+            number("LATE", 1, nullable=False),  # migration 0007: 1 = applied late
         ),
         ("MESSAGE_ID",),
     )
@@ -410,8 +410,8 @@ def _all_tables() -> Mapping[str, Table]:
     tables += [history_table(table) for table in flights]  # migration 0002
     tables += _request_tables()  # migration 0003
     tables.append(_watermark_table())  # migration 0004
-    tables.append(_gap_table())  # migration 0005
-    tables.append(_parked_table())  # migration 0006
+    tables.append(_gap_table())  # migration 0007
+    tables.append(_parked_table())  # migration 0008
     return MappingProxyType({table.name: table for table in tables})
 
 

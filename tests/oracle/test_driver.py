@@ -77,21 +77,21 @@ def test_parse_url() -> None:
 def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
     migrations = read_migrations(str(MIGRATIONS_DIR))
     assert [m.id for m in migrations] == [
-        "0001.initial",
-        "0002.history_display",
-        "0003.lifecycle_requests",
-        "0004.outbox_watermark",
-        "0005.inbox_gaps",
-        "0006.outbox_parked",
-        "0007.provenance",
+        "0001_core",
+        "0002_history_display",
+        "0003_lifecycle_requests",
+        "0004_outbox_watermark",
+        "0007_inbox_gaps",
+        "0008_outbox_parked",
+        "0009_provenance",
     ]
     depends = {m.id: sorted(d.id for d in m.depends) for m in migrations}
-    assert depends["0003.lifecycle_requests"] == ["0002.history_display"]
-    assert depends["0002.history_display"] == ["0001.initial"]
-    assert depends["0004.outbox_watermark"] == ["0003.lifecycle_requests"]
-    assert depends["0005.inbox_gaps"] == ["0004.outbox_watermark"]
-    assert depends["0006.outbox_parked"] == ["0005.inbox_gaps"]
-    assert depends["0007.provenance"] == ["0006.outbox_parked"]
+    assert depends["0003_lifecycle_requests"] == ["0002_history_display"]
+    assert depends["0002_history_display"] == ["0001_core"]
+    assert depends["0004_outbox_watermark"] == ["0003_lifecycle_requests"]
+    assert depends["0007_inbox_gaps"] == ["0004_outbox_watermark"]
+    assert depends["0008_outbox_parked"] == ["0007_inbox_gaps"]
+    assert depends["0009_provenance"] == ["0008_outbox_parked"]
     assert strip_terminator("DROP SEQUENCE S;\n") == "DROP SEQUENCE S"
     assert strip_terminator("SELECT ';' FROM DUAL") == "SELECT ';' FROM DUAL"
 

@@ -43,9 +43,9 @@ ALL = [(name, s.text) for name, s in sql.REGISTRY.items()] + migration_statement
 def test_collected_something() -> None:
     names = {name.split("#")[0] for name, _ in ALL}
     assert {
-        "0001.initial.sql", "0001.initial.rollback.sql", "flight_merge",
-        "0002.history_display.sql", "0003.lifecycle_requests.sql",
-        "0003.lifecycle_requests.rollback.sql", "proc_ids", "proc_duplicates",
+        "0001_core.sql", "0001_core.rollback.sql", "flight_merge",
+        "0002_history_display.sql", "0003_lifecycle_requests.sql",
+        "0003_lifecycle_requests.rollback.sql", "proc_ids", "proc_duplicates",
         "cleanup_dated", "archive.FLIGHT_SCHD", "response_log", "republish_insert",
     } <= names  # fmt: skip
     assert len(ALL) > 150
