@@ -3,7 +3,7 @@
 Same entry points and behaviour as ``flightstate_pg.lifecycle`` (the rules, the related-flight
 load, the events, the batch loop and ``CleanupReport`` are pure, in
 ``flightstate_core.engine.lifecycle``); what differs is only how the SQL is said in 11g
-(``sql_ops``):
+(``_sql.lifecycle``):
 
 - One short transaction per batch, PIPELINE_LOCK taken first with the leader's epoch.
 - Candidates are walked by key: dated flights by (OPERATION_DAY, FLID) on
@@ -47,12 +47,12 @@ from flightstate_core.engine.lifecycle import (
     run_batches,
 )
 from flightstate_core.engine.unit_of_work import locked_transaction as core_locked_transaction
-from flightstate_oracle import sql, sql_ops
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run_many
 from flightstate_oracle._errors import translated
 from flightstate_oracle._load import in_params
+from flightstate_oracle._presence import to_utc_naive
 from flightstate_oracle._rows import Row
-from flightstate_oracle.db import query, run_many
-from flightstate_oracle.presence import to_utc_naive
 from flightstate_oracle.store import OracleStore
 from flightstate_oracle.transaction import OracleTransaction
 
@@ -103,7 +103,7 @@ def cleanup_candidate_params(
     walk_day: date | None, walk_flid: str | None, *, now: datetime, policy: RetentionPolicy,
     config: CoreConfig, size: int,
 ) -> dict[str, object]:  # fmt: skip
-    """Binds of ``sql_ops.CLEANUP_DATED`` (pure)."""
+    """Binds of ``sql.CLEANUP_DATED`` (pure)."""
     statuses = sorted(policy.terminal_statuses)
     if len(statuses) > sql.IN_LIST_SIZE:
         raise PermanentError(f"at most {sql.IN_LIST_SIZE} terminal statuses")
@@ -124,7 +124,7 @@ def _candidates(conn: oracledb.Connection, walk: _Walk, *, now: datetime,
         params = cleanup_candidate_params(
             walk.day, walk.flid, now=now, policy=policy, config=config, size=size
         )
-        rows = query(conn, sql_ops.CLEANUP_DATED, params)
+        rows = query(conn, sql.CLEANUP_DATED, params)
         if rows:
             last = rows[-1]
             day = last["OPERATION_DAY"]
@@ -134,7 +134,7 @@ def _candidates(conn: oracledb.Connection, walk: _Walk, *, now: datetime,
             return [str(r["FLID"]) for r in rows], _Walk(True, day, str(last["FLID"]))
         walk = _Walk(dated=False)
     quiet = to_utc_naive(now - policy.null_day_quiet)
-    rows = query(conn, sql_ops.CLEANUP_UNDATED,
+    rows = query(conn, sql.CLEANUP_UNDATED,
                  {"AFTER_FLID": walk.flid, "QUIET_BEFORE": quiet, "MAX_ROWS": size})  # fmt: skip
     if rows:
         return [str(r["FLID"]) for r in rows], _Walk(False, None, str(rows[-1]["FLID"]))
@@ -148,13 +148,13 @@ def _archive_and_delete(conn: oracledb.Connection, flids: list[str], now: dateti
                         hook: CleanupHook) -> None:  # fmt: skip
     at = to_utc_naive(now)
     archived = {
-        name: run_many(conn, sql_ops.ARCHIVE[name], [{"FLID": f, "ARCHIVED_AT": at} for f in flids])
-        for name in sql_ops.ARCHIVE
+        name: run_many(conn, sql.ARCHIVE[name], [{"FLID": f, "ARCHIVED_AT": at} for f in flids])
+        for name in sql.ARCHIVE
     }
     check_archived(archived[MAIN_TABLE], flids)
     hook("history", conn)
-    for name in sql_ops.REMOVE:
-        deleted = run_many(conn, sql_ops.REMOVE[name], [{"FLID": f} for f in flids])
+    for name in sql.REMOVE:
+        deleted = run_many(conn, sql.REMOVE[name], [{"FLID": f} for f in flids])
         check_removed(name, deleted, archived[name])
     hook("delete", conn)
 

@@ -30,7 +30,7 @@ from yoyo.migrations import default_migration_table
 
 from flightstate_core.support.migrations import apply_pending
 from flightstate_oracle._errors import translated
-from flightstate_oracle.client import init_thick_mode, parse_oracle_url
+from flightstate_oracle.session import init_thick_mode, parse_oracle_url
 
 __all__ = [
     "MIGRATIONS_DIR",

@@ -38,14 +38,15 @@ from flightstate_core.domain.records import ProcessedMessage, ProcRecord
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.requests import ResponseLog
 from flightstate_core.engine.requeue import DeadClaim
-from flightstate_oracle import _requeue, sql
+from flightstate_oracle import _requeue
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run
 from flightstate_oracle._errors import translated
 from flightstate_oracle._load import chunked, codeshare_flids, fetch_states, in_params
+from flightstate_oracle._presence import from_utc_naive, to_utc_naive
+from flightstate_oracle._records import proc_from_row
 from flightstate_oracle._responses import response_log
 from flightstate_oracle._writes import FaultHook, write_many, write_processed
-from flightstate_oracle.db import query, run
-from flightstate_oracle.presence import from_utc_naive, to_utc_naive
-from flightstate_oracle.records import proc_from_row
 
 __all__ = ["OracleTransaction", "duplicate_params"]
 

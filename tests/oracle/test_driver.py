@@ -11,8 +11,8 @@ from yoyo import read_migrations
 
 from flightstate_core.domain.errors import ConfigError, PermanentError, TransientError
 from flightstate_oracle._errors import classify, is_unique_violation, translated
-from flightstate_oracle.client import CLIENT_DIR_ENV, init_thick_mode, parse_oracle_url
 from flightstate_oracle.migrate import MIGRATIONS_DIR, strip_terminator
+from flightstate_oracle.session import CLIENT_DIR_ENV, init_thick_mode, parse_oracle_url
 
 
 def _error(cls: type[oracledb.Error], message: str, *, recoverable: bool = False) -> oracledb.Error:

@@ -15,7 +15,7 @@ from yoyo import read_migrations
 from yoyo.migrations import default_migration_table, get_migration_hash
 
 from flightstate_core.support.migrations import RENAME_RECORDED, id_hash, renamed_params
-from flightstate_oracle.lint import lint
+from flightstate_oracle._lint import lint
 from flightstate_oracle.migrate import MIGRATIONS_DIR, RENAMED
 from flightstate_pg.migrate import MIGRATIONS_DIR as PG_MIGRATIONS_DIR
 
