@@ -42,9 +42,8 @@ from flightstate_core.engine.lifecycle import (
     RetentionPolicy,
     check_archived,
     check_removed,
-    cleanup_batch,
     cleanup_events,
-    run_batches,
+    run_cleanup_batches,
 )
 from flightstate_core.engine.unit_of_work import locked_transaction as core_locked_transaction
 from flightstate_oracle import _sql as sql
@@ -116,10 +115,17 @@ def cleanup_candidate_params(
     }  # fmt: skip
 
 
-def _candidates(conn: oracledb.Connection, walk: _Walk, *, now: datetime,
-                policy: RetentionPolicy, config: CoreConfig,
-                size: int) -> tuple[list[str], _Walk | None]:  # fmt: skip
+def _candidates(tx: OracleTransaction, walk: _Walk, size: int, *, now: datetime,
+                policy: RetentionPolicy,
+                config: CoreConfig) -> tuple[list[str], _Walk | None]:  # fmt: skip
     """The next candidates and the walk position after them (None: nothing left)."""
+    with translated():
+        return _candidates_on(tx.connection, walk, size, now=now, policy=policy, config=config)
+
+
+def _candidates_on(conn: oracledb.Connection, walk: _Walk, size: int, *, now: datetime,
+                   policy: RetentionPolicy,
+                   config: CoreConfig) -> tuple[list[str], _Walk | None]:  # fmt: skip
     if walk.dated:
         params = cleanup_candidate_params(
             walk.day, walk.flid, now=now, policy=policy, config=config, size=size
@@ -174,11 +180,13 @@ def cleanup_event_rows(plan: CleanupPlan, states: dict[str, FlightState]) -> lis
     return _event_rows(cleanup_events(plan, states))
 
 
-def _remove(conn: oracledb.Connection, plan: CleanupPlan, events: Sequence[OutboxEvent], *,
+def _remove(tx: OracleTransaction, plan: CleanupPlan, events: Sequence[OutboxEvent], *,
             now: datetime, hook: CleanupHook) -> None:  # fmt: skip
-    _archive_and_delete(conn, list(plan.remove), now, hook)
-    run_many(conn, sql.EVENT_INSERT, _event_rows(events))
-    hook("events", conn)
+    conn = tx.connection
+    with translated():
+        _archive_and_delete(conn, list(plan.remove), now, hook)
+        run_many(conn, sql.EVENT_INSERT, _event_rows(events))
+        hook("events", conn)
 
 
 # --------------------------------------------------------------------------- entry point
@@ -186,16 +194,6 @@ def _remove(conn: oracledb.Connection, plan: CleanupPlan, events: Sequence[Outbo
 
 def _no_hook(_step: str, _conn: oracledb.Connection) -> None:
     return None
-
-
-def _batch(
-    store: OracleStore, walk: _Walk, size: int, *, now: datetime, policy: RetentionPolicy,
-    config: CoreConfig, epoch: int | None, hook: CleanupHook,
-) -> tuple[CleanupPlan, Sequence[str], _Walk | None]:  # fmt: skip
-    with locked_transaction(store, epoch) as (tx, conn), translated():
-        found = _candidates(conn, walk, now=now, policy=policy, config=config, size=size)
-        remove = partial(_remove, conn, now=now, hook=hook)
-        return cleanup_batch(tx, found, now=now, policy=policy, config=config, remove=remove)
 
 
 def run_cleanup(
@@ -215,6 +213,8 @@ def run_cleanup(
     ``fault_hook`` (tests) is called after each of ``CLEANUP_STEPS``. Raises the core error
     of a failed batch (earlier batches stay committed; the failed one changed nothing).
     """
-    batch = partial(_batch, store, now=now, policy=policy, config=config, epoch=epoch,
-                    hook=fault_hook or _no_hook)  # fmt: skip
-    return run_batches(policy, limit, _Walk(), batch)
+    return run_cleanup_batches(
+        store, policy, config, now=now, epoch=epoch, limit=limit, start=_Walk(),
+        candidates=partial(_candidates, now=now, policy=policy, config=config),
+        remove=partial(_remove, now=now, hook=fault_hook or _no_hook),
+    )  # fmt: skip

@@ -20,6 +20,7 @@ anything (an UPDATE of yoyo's table, DML, in one transaction), so nothing runs t
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,7 +29,7 @@ from yoyo.backends.contrib.oracle import OracleBackend
 from yoyo.connections import parse_uri
 from yoyo.migrations import default_migration_table
 
-from flightstate_core.support.migrations import apply_pending
+from flightstate_core.support.migrations import applied_ids, migrate_with
 from flightstate_oracle._errors import translated
 from flightstate_oracle.session import init_thick_mode, parse_oracle_url
 
@@ -91,19 +92,11 @@ def migrate(url: str, target: str | None = None) -> list[str]:
     ``url``; return their ids."""
     migrations = read_migrations(str(MIGRATIONS_DIR))
     with translated():
-        backend = _backend(url)
-        try:
-            return apply_pending(backend, migrations, RENAMED, target)
-        finally:
-            backend.connection.close()
+        return migrate_with(partial(_backend, url), migrations, RENAMED, target)
 
 
 def applied_migrations(url: str) -> list[str]:
     """Ids of the migrations applied to the schema of ``url``, in order."""
     migrations = read_migrations(str(MIGRATIONS_DIR))
     with translated():
-        backend = _backend(url)
-        try:
-            return [m.id for m in migrations if backend.is_applied(m)]
-        finally:
-            backend.connection.close()
+        return applied_ids(partial(_backend, url), migrations)

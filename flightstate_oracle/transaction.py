@@ -27,17 +27,19 @@ import functools
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from typing import ParamSpec, TypeVar
 from zoneinfo import ZoneInfo
 
 import oracledb
 
 from flightstate_core.domain.decision import Outcome
-from flightstate_core.domain.errors import LeadershipLost, PermanentError
+from flightstate_core.domain.errors import PermanentError
 from flightstate_core.domain.records import ProcessedMessage, ProcRecord
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.requests import ResponseLog
 from flightstate_core.engine.requeue import DeadClaim
+from flightstate_core.engine.transactions import check_epoch, read_through, require_locked
 from flightstate_oracle import _requeue
 from flightstate_oracle import _sql as sql
 from flightstate_oracle._db import query, run
@@ -134,18 +136,11 @@ class OracleTransaction:
     def lock_pipeline(self, epoch: int | None) -> None:
         """Take PIPELINE_LOCK FOR UPDATE; LeadershipLost if ``epoch`` is older than stored."""
         rows = query(self._conn, sql.LOCK_SELECT, {"LOCK_NAME": self._lock_name})
-        if not rows:
-            raise PermanentError(f"PIPELINE_LOCK row {self._lock_name!r} missing: migrate first")
-        stored = int(str(rows[0]["EPOCH"]))
-        if epoch is not None and stored > epoch:
-            raise LeadershipLost(f"epoch {epoch} is stale: the lease is at epoch {stored}")
+        check_epoch(self._lock_name, int(str(rows[0]["EPOCH"])) if rows else None, epoch)
         self._locked = True
 
     def _require_lock(self) -> None:
-        if not self._locked:
-            raise PermanentError(
-                "lock_pipeline() must come first: reads and decisions happen inside the lock"
-            )
+        require_locked(self._locked)
 
     @_guarded
     def get_proc(self, message_id: int) -> ProcRecord | None:
@@ -167,13 +162,7 @@ class OracleTransaction:
     def load_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
         """Current states of these FLIDs (cached ones are not read again)."""
         self._require_lock()
-        missing = [flid for flid in dict.fromkeys(flids) if flid not in self._known]
-        if missing:
-            found = fetch_states(self._conn, missing)
-            for flid in missing:
-                self._known[flid] = found.get(flid)
-        states = (self._known[flid] for flid in dict.fromkeys(flids))
-        return {state.flid: state for state in states if state is not None}
+        return read_through(self._known, flids, partial(fetch_states, self._conn))
 
     @_guarded
     def load_codeshares(self, master_flids: Collection[str]) -> dict[str, FlightState]:

@@ -9,14 +9,15 @@ Migrations are frozen once released: a later change is a new file, additive firs
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlencode
 
 from psycopg.conninfo import conninfo_to_dict
 from yoyo import get_backend, read_migrations
 
-from flightstate_core.support.migrations import apply_pending
+from flightstate_core.support.migrations import applied_ids, migrate_with
 from flightstate_pg._errors import translated
 
 __all__ = ["MIGRATIONS_DIR", "RENAMED", "applied_migrations", "migrate", "yoyo_url"]
@@ -35,23 +36,19 @@ def yoyo_url(dsn: str) -> str:
     return f"postgresql+psycopg:///{dbname}?{urlencode(params)}"
 
 
+def _backend(dsn: str) -> Any:
+    return get_backend(yoyo_url(dsn))
+
+
 def migrate(dsn: str, target: str | None = None) -> list[str]:
     """Apply pending migrations (up to and including ``target`` if given); return their ids."""
     migrations = read_migrations(str(MIGRATIONS_DIR))
     with translated():
-        backend = get_backend(yoyo_url(dsn))
-        try:
-            return apply_pending(backend, migrations, RENAMED, target)
-        finally:
-            backend.connection.close()
+        return migrate_with(partial(_backend, dsn), migrations, RENAMED, target)
 
 
 def applied_migrations(dsn: str) -> list[str]:
     """Ids of the migrations applied to this database, in order."""
     migrations = read_migrations(str(MIGRATIONS_DIR))
     with translated():
-        backend = get_backend(yoyo_url(dsn))
-        try:
-            return [m.id for m in migrations if backend.is_applied(m)]
-        finally:
-            backend.connection.close()
+        return applied_ids(partial(_backend, dsn), migrations)

@@ -15,7 +15,7 @@ yoyo's ``execute`` with ``:name`` binds, which yoyo turns into the driver's para
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Final, Protocol
 
@@ -23,8 +23,10 @@ __all__ = [
     "RENAME_RECORDED",
     "MigrationBackend",
     "adopt_renamed",
+    "applied_ids",
     "apply_pending",
     "id_hash",
+    "migrate_with",
     "renamed_params",
 ]
 
@@ -41,6 +43,7 @@ class MigrationBackend(Protocol):
     """The part of a ``yoyo.backends.DatabaseBackend`` these functions use."""
 
     migration_table: str
+    connection: Any
 
     def quote_identifier(self, s: str) -> str: ...
     def ensure_internal_schema_updated(self) -> None: ...
@@ -49,6 +52,7 @@ class MigrationBackend(Protocol):
     def execute(self, sql: str, params: Mapping[str, object] | None = None) -> Any: ...
     def to_apply(self, migrations: Any) -> Any: ...
     def apply_migrations(self, migrations: Any) -> None: ...
+    def is_applied(self, migration: Any) -> bool: ...
 
 
 def id_hash(migration_id: str) -> str:
@@ -89,7 +93,7 @@ def apply_pending(
     target: str | None = None,
 ) -> list[str]:
     """Under yoyo's lock: adopt renamed ids, then apply the pending migrations (up to and
-    including ``target`` if given); their ids."""
+    including ``target`` if given); their ids. The caller closes ``backend``."""
     allowed = _up_to(migrations, target)
     with backend.lock():
         adopt_renamed(backend, renamed)
@@ -99,3 +103,26 @@ def apply_pending(
             pending = pending.filter(lambda m: m.id in wanted)
         backend.apply_migrations(pending)
         return [m.id for m in pending]
+
+
+def migrate_with(
+    open_backend: Callable[[], MigrationBackend],
+    migrations: Any,
+    renamed: Mapping[str, str],
+    target: str | None = None,
+) -> list[str]:
+    """A backend's ``migrate``: ``apply_pending`` on a backend opened for this call only."""
+    backend = open_backend()
+    try:
+        return apply_pending(backend, migrations, renamed, target)
+    finally:
+        backend.connection.close()
+
+
+def applied_ids(open_backend: Callable[[], MigrationBackend], migrations: Any) -> list[str]:
+    """A backend's ``applied_migrations``: the ids of ``migrations`` applied, in order."""
+    backend = open_backend()
+    try:
+        return [m.id for m in migrations if backend.is_applied(m)]
+    finally:
+        backend.connection.close()
