@@ -23,12 +23,11 @@ never reached. Writes (``save_many``) are one ``executemany`` per step (``writes
 from __future__ import annotations
 
 import contextlib
-import functools
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
-from typing import ParamSpec, TypeVar
+from typing import Final
 from zoneinfo import ZoneInfo
 
 import oracledb
@@ -40,6 +39,7 @@ from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.requests import ResponseLog
 from flightstate_core.engine.requeue import DeadClaim
 from flightstate_core.engine.transactions import check_epoch, read_through, require_locked
+from flightstate_core.support.guard import guarded_by
 from flightstate_oracle import _requeue
 from flightstate_oracle import _sql as sql
 from flightstate_oracle._db import query, run
@@ -54,17 +54,9 @@ __all__ = ["OracleTransaction", "duplicate_params"]
 
 DuplicateKey = tuple[str, str]
 
-P = ParamSpec("P")
-R = TypeVar("R")
 
-
-def _guarded(method: Callable[P, R]) -> Callable[P, R]:
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with translated():
-            return method(*args, **kwargs)
-
-    return wrapper
+#: Every method below raises only core errors (the driver's are translated).
+_guarded: Final = guarded_by(translated)
 
 
 class OracleTransaction:

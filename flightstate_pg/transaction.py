@@ -14,12 +14,11 @@ cache as it was when the savepoint was taken.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Any, Final
 
 import psycopg
 
@@ -29,6 +28,7 @@ from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.requests import ResponseLog
 from flightstate_core.engine.requeue import DeadClaim
 from flightstate_core.engine.transactions import check_epoch, read_through, require_locked
+from flightstate_core.support.guard import guarded_by
 from flightstate_pg import _requeue
 from flightstate_pg._cache import STAMPS, StateCache
 from flightstate_pg._errors import translated
@@ -42,8 +42,6 @@ from flightstate_pg.wakeup import DEFAULT_CHANNEL, notify_outbox
 
 __all__ = ["PgTransaction"]
 
-P = ParamSpec("P")
-R = TypeVar("R")
 Conn = psycopg.Connection[Any]
 
 #: Loads of at most this many flights first read the stamps of all of them (``STAMPS``,
@@ -69,13 +67,8 @@ _DUPLICATE: Final = (
 )
 
 
-def _guarded(method: Callable[P, R]) -> Callable[P, R]:
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with translated():
-            return method(*args, **kwargs)
-
-    return wrapper
+#: Every method below raises only core errors (the driver's are translated).
+_guarded: Final = guarded_by(translated)
 
 
 def _proc(row: tuple[Any, ...]) -> ProcRecord:
