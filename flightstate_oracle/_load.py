@@ -15,9 +15,9 @@ import oracledb
 
 from flightstate_core.domain.layout import DETAIL_TABLES
 from flightstate_core.domain.state import FlightState
-from flightstate_oracle import sql
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query
 from flightstate_oracle._rows import flight_from_rows
-from flightstate_oracle.db import query
 
 __all__ = ["chunked", "codeshare_flids", "fetch_states", "in_params"]
 

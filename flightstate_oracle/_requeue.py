@@ -8,8 +8,8 @@ from __future__ import annotations
 import oracledb
 
 from flightstate_core.engine.requeue import DeadClaim
-from flightstate_oracle import sql_ops
-from flightstate_oracle.db import query, run
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run
 
 __all__ = ["claim_dead"]
 
@@ -17,10 +17,10 @@ __all__ = ["claim_dead"]
 def claim_dead(conn: oracledb.Connection, message_id: int) -> DeadClaim | None:
     """Delete the DEAD PROC_STATE row of *message_id*; None if it is not DEAD."""
     params = {"MESSAGE_ID": message_id}
-    rows = query(conn, sql_ops.DEAD_PROC, params)
+    rows = query(conn, sql.DEAD_PROC, params)
     if not rows:
         return None
-    run(conn, sql_ops.DEAD_PROC_DELETE, params)
+    run(conn, sql.DEAD_PROC_DELETE, params)
     reason, attempts = rows[0]["REASON"], rows[0]["ATTEMPTS"]
     if not isinstance(attempts, (int, float)):  # NUMBER(10): a Python int from the driver
         raise TypeError(f"PROC_STATE.ATTEMPTS is a {type(attempts).__name__}")

@@ -17,10 +17,10 @@ from flightstate_core.engine.requests import (
     ScheduleRequestRecord,
     Window,
 )
-from flightstate_oracle import sql_ops
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run
 from flightstate_oracle._errors import is_unique_violation, translated
-from flightstate_oracle.db import query, run
-from flightstate_oracle.presence import from_utc_naive, to_utc_naive
+from flightstate_oracle._presence import from_utc_naive, to_utc_naive
 
 __all__ = ["aware", "number", "request_record", "response_log"]
 
@@ -44,7 +44,7 @@ def number(value: object) -> int:
 
 
 def request_record(row: Row) -> ScheduleRequestRecord:
-    """The record of a SCHD_REQUEST row read through ``sql_ops`` (times as UTC; pure)."""
+    """The record of a SCHD_REQUEST row read through ``_sql.requests`` (times as UTC; pure)."""
     answered = row.get("ANSWERED_BY")
     return ScheduleRequestRecord(
         number(row["REQUEST_ID"]), aware(row["WINDOW_START"]), aware(row["WINDOW_END"]),
@@ -62,7 +62,7 @@ class _ResponseLog:
 
     def logged(self, message_id: int) -> tuple[bool, int | None]:
         with translated():
-            rows = query(self._conn, sql_ops.RESPONSE_LOGGED, {"MESSAGE_ID": message_id})
+            rows = query(self._conn, sql.RESPONSE_LOGGED, {"MESSAGE_ID": message_id})
         if not rows:
             return False, None
         found = rows[0]["REQUEST_ID"]
@@ -71,10 +71,10 @@ class _ResponseLog:
     def open_requests(self, as_of: datetime | None) -> list[ScheduleRequestRecord]:
         with translated():
             if as_of is None:
-                rows = query(self._conn, sql_ops.REQUESTS_OPEN)
+                rows = query(self._conn, sql.REQUESTS_OPEN)
             else:
                 params = {"APPLIED_AT": to_utc_naive(as_of)}
-                rows = query(self._conn, sql_ops.REQUESTS_OPEN_AS_OF, params)
+                rows = query(self._conn, sql.REQUESTS_OPEN_AS_OF, params)
         return [request_record(row) for row in rows]
 
     def log(self, message_id: int, request_id: int | None, window: Window,
@@ -86,7 +86,7 @@ class _ResponseLog:
                   "MATCHED_AT": to_utc_naive(now)}  # fmt: skip
         with translated():
             try:
-                return run(self._conn, sql_ops.RESPONSE_LOG, params) == 1
+                return run(self._conn, sql.RESPONSE_LOG, params) == 1
             except oracledb.IntegrityError as exc:
                 if not is_unique_violation(exc):
                     raise
@@ -94,7 +94,7 @@ class _ResponseLog:
 
     def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
         with translated():
-            run(self._conn, sql_ops.REQUEST_ANSWER, {"ANSWERED_BY": message_id,
+            run(self._conn, sql.REQUEST_ANSWER, {"ANSWERED_BY": message_id,
                 "ANSWERED_AT": to_utc_naive(now), "REQUEST_ID": request_id})  # fmt: skip
 
 

@@ -5,8 +5,8 @@ What a state may hold is decided by the core's lossless guard (``validate_state`
 ``flightstate_core.domain.write_plan.validate``), run by the plan before any row is built; this
 module lays values out as binds and adds what only Oracle needs. Bind names equal column
 names. Every text is checked against its column's byte limit
-(``schema.check_fits``) while the rows are built, so an over-long value fails before any
-statement runs. Presence of ``""`` goes through ``presence`` (EMPTY_CODES).
+(``_schema.check_fits``) while the rows are built, so an over-long value fails before any
+statement runs. Presence of ``""`` goes through ``_presence`` (EMPTY_CODES).
 """
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ from flightstate_core.domain.state import FlightState, FlightStatus
 from flightstate_core.domain.write_plan import typed_twin
 from flightstate_core.domain.write_plan import validate as validate_state
 from flightstate_oracle._documents import decode_document, encode_document
-from flightstate_oracle._schema import EMPTY_CODES, TABLES, Table, check_fits
-from flightstate_oracle.presence import (
+from flightstate_oracle._presence import (
     encode_texts,
     from_utc_naive,
     parse_empty_codes,
     present_texts,
     to_utc_naive,
 )
+from flightstate_oracle._schema import EMPTY_CODES, TABLES, Table, check_fits
 
 __all__ = [
     "Row",

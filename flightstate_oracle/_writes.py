@@ -33,11 +33,11 @@ from flightstate_core.domain.write_plan import (
     stamp_texts,
 )
 from flightstate_core.domain.write_plan import plan_writes as plan_of
-from flightstate_oracle import sql
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import merge_many, query, run, run_many
+from flightstate_oracle._presence import from_utc_naive, to_utc_naive
+from flightstate_oracle._records import event_rows, proc_row, snap_row
 from flightstate_oracle._rows import Row, detail_rows, flight_row
-from flightstate_oracle.db import merge_many, query, run, run_many
-from flightstate_oracle.presence import from_utc_naive, to_utc_naive
-from flightstate_oracle.records import event_rows, proc_row, snap_row
 
 __all__ = [
     "WRITE_STEPS",

@@ -19,10 +19,10 @@ from __future__ import annotations
 import oracledb
 
 from flightstate_core.engine.lease_identity import instance_holder, new_instance
-from flightstate_oracle import sql
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import merge_many, query, run
 from flightstate_oracle._errors import translated
 from flightstate_oracle._schema import CODE_BYTES
-from flightstate_oracle.db import merge_many, query, run
 
 __all__ = ["OracleLeaderLease"]
 

@@ -3,7 +3,7 @@
 Same entry points and behaviour as ``flightstate_pg.lifecycle`` (the rules, the related-flight
 load, the events, the batch loop and ``CleanupReport`` are pure, in
 ``flightstate_core.engine.lifecycle``); what differs is only how the SQL is said in 11g
-(``sql_ops``):
+(``_sql.lifecycle``):
 
 - One short transaction per batch, PIPELINE_LOCK taken first with the leader's epoch.
 - Candidates are walked by key: dated flights by (OPERATION_DAY, FLID) on
@@ -42,17 +42,16 @@ from flightstate_core.engine.lifecycle import (
     RetentionPolicy,
     check_archived,
     check_removed,
-    cleanup_batch,
     cleanup_events,
-    run_batches,
+    run_cleanup_batches,
 )
 from flightstate_core.engine.unit_of_work import locked_transaction as core_locked_transaction
-from flightstate_oracle import sql, sql_ops
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run_many
 from flightstate_oracle._errors import translated
 from flightstate_oracle._load import in_params
+from flightstate_oracle._presence import to_utc_naive
 from flightstate_oracle._rows import Row
-from flightstate_oracle.db import query, run_many
-from flightstate_oracle.presence import to_utc_naive
 from flightstate_oracle.store import OracleStore
 from flightstate_oracle.transaction import OracleTransaction
 
@@ -103,7 +102,7 @@ def cleanup_candidate_params(
     walk_day: date | None, walk_flid: str | None, *, now: datetime, policy: RetentionPolicy,
     config: CoreConfig, size: int,
 ) -> dict[str, object]:  # fmt: skip
-    """Binds of ``sql_ops.CLEANUP_DATED`` (pure)."""
+    """Binds of ``sql.CLEANUP_DATED`` (pure)."""
     statuses = sorted(policy.terminal_statuses)
     if len(statuses) > sql.IN_LIST_SIZE:
         raise PermanentError(f"at most {sql.IN_LIST_SIZE} terminal statuses")
@@ -116,15 +115,22 @@ def cleanup_candidate_params(
     }  # fmt: skip
 
 
-def _candidates(conn: oracledb.Connection, walk: _Walk, *, now: datetime,
-                policy: RetentionPolicy, config: CoreConfig,
-                size: int) -> tuple[list[str], _Walk | None]:  # fmt: skip
+def _candidates(tx: OracleTransaction, walk: _Walk, size: int, *, now: datetime,
+                policy: RetentionPolicy,
+                config: CoreConfig) -> tuple[list[str], _Walk | None]:  # fmt: skip
     """The next candidates and the walk position after them (None: nothing left)."""
+    with translated():
+        return _candidates_on(tx.connection, walk, size, now=now, policy=policy, config=config)
+
+
+def _candidates_on(conn: oracledb.Connection, walk: _Walk, size: int, *, now: datetime,
+                   policy: RetentionPolicy,
+                   config: CoreConfig) -> tuple[list[str], _Walk | None]:  # fmt: skip
     if walk.dated:
         params = cleanup_candidate_params(
             walk.day, walk.flid, now=now, policy=policy, config=config, size=size
         )
-        rows = query(conn, sql_ops.CLEANUP_DATED, params)
+        rows = query(conn, sql.CLEANUP_DATED, params)
         if rows:
             last = rows[-1]
             day = last["OPERATION_DAY"]
@@ -134,7 +140,7 @@ def _candidates(conn: oracledb.Connection, walk: _Walk, *, now: datetime,
             return [str(r["FLID"]) for r in rows], _Walk(True, day, str(last["FLID"]))
         walk = _Walk(dated=False)
     quiet = to_utc_naive(now - policy.null_day_quiet)
-    rows = query(conn, sql_ops.CLEANUP_UNDATED,
+    rows = query(conn, sql.CLEANUP_UNDATED,
                  {"AFTER_FLID": walk.flid, "QUIET_BEFORE": quiet, "MAX_ROWS": size})  # fmt: skip
     if rows:
         return [str(r["FLID"]) for r in rows], _Walk(False, None, str(rows[-1]["FLID"]))
@@ -148,13 +154,13 @@ def _archive_and_delete(conn: oracledb.Connection, flids: list[str], now: dateti
                         hook: CleanupHook) -> None:  # fmt: skip
     at = to_utc_naive(now)
     archived = {
-        name: run_many(conn, sql_ops.ARCHIVE[name], [{"FLID": f, "ARCHIVED_AT": at} for f in flids])
-        for name in sql_ops.ARCHIVE
+        name: run_many(conn, sql.ARCHIVE[name], [{"FLID": f, "ARCHIVED_AT": at} for f in flids])
+        for name in sql.ARCHIVE
     }
     check_archived(archived[MAIN_TABLE], flids)
     hook("history", conn)
-    for name in sql_ops.REMOVE:
-        deleted = run_many(conn, sql_ops.REMOVE[name], [{"FLID": f} for f in flids])
+    for name in sql.REMOVE:
+        deleted = run_many(conn, sql.REMOVE[name], [{"FLID": f} for f in flids])
         check_removed(name, deleted, archived[name])
     hook("delete", conn)
 
@@ -174,11 +180,13 @@ def cleanup_event_rows(plan: CleanupPlan, states: dict[str, FlightState]) -> lis
     return _event_rows(cleanup_events(plan, states))
 
 
-def _remove(conn: oracledb.Connection, plan: CleanupPlan, events: Sequence[OutboxEvent], *,
+def _remove(tx: OracleTransaction, plan: CleanupPlan, events: Sequence[OutboxEvent], *,
             now: datetime, hook: CleanupHook) -> None:  # fmt: skip
-    _archive_and_delete(conn, list(plan.remove), now, hook)
-    run_many(conn, sql.EVENT_INSERT, _event_rows(events))
-    hook("events", conn)
+    conn = tx.connection
+    with translated():
+        _archive_and_delete(conn, list(plan.remove), now, hook)
+        run_many(conn, sql.EVENT_INSERT, _event_rows(events))
+        hook("events", conn)
 
 
 # --------------------------------------------------------------------------- entry point
@@ -186,16 +194,6 @@ def _remove(conn: oracledb.Connection, plan: CleanupPlan, events: Sequence[Outbo
 
 def _no_hook(_step: str, _conn: oracledb.Connection) -> None:
     return None
-
-
-def _batch(
-    store: OracleStore, walk: _Walk, size: int, *, now: datetime, policy: RetentionPolicy,
-    config: CoreConfig, epoch: int | None, hook: CleanupHook,
-) -> tuple[CleanupPlan, Sequence[str], _Walk | None]:  # fmt: skip
-    with locked_transaction(store, epoch) as (tx, conn), translated():
-        found = _candidates(conn, walk, now=now, policy=policy, config=config, size=size)
-        remove = partial(_remove, conn, now=now, hook=hook)
-        return cleanup_batch(tx, found, now=now, policy=policy, config=config, remove=remove)
 
 
 def run_cleanup(
@@ -215,6 +213,8 @@ def run_cleanup(
     ``fault_hook`` (tests) is called after each of ``CLEANUP_STEPS``. Raises the core error
     of a failed batch (earlier batches stay committed; the failed one changed nothing).
     """
-    batch = partial(_batch, store, now=now, policy=policy, config=config, epoch=epoch,
-                    hook=fault_hook or _no_hook)  # fmt: skip
-    return run_batches(policy, limit, _Walk(), batch)
+    return run_cleanup_batches(
+        store, policy, config, now=now, epoch=epoch, limit=limit, start=_Walk(),
+        candidates=partial(_candidates, now=now, policy=policy, config=config),
+        remove=partial(_remove, now=now, hook=fault_hook or _no_hook),
+    )  # fmt: skip

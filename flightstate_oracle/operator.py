@@ -28,29 +28,29 @@ from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.operations import (
     REPUBLISH_KIND,
+    EventRow,
     HistoryProc,
-    event_entry,
-    flid_batches,
-    history_order,
+    SnapRow,
+    flight_history_of,
     notice_about,
+    republish_flights,
     republish_payload,
-    snap_entry,
 )
-from flightstate_oracle import sql, sql_ops
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run, run_many
 from flightstate_oracle._errors import translated
 from flightstate_oracle._load import chunked, in_params
+from flightstate_oracle._presence import from_utc_naive, to_utc_naive
+from flightstate_oracle._records import proc_from_row
 from flightstate_oracle._rows import Row
-from flightstate_oracle.db import query, run, run_many
-from flightstate_oracle.lifecycle import locked_transaction
-from flightstate_oracle.presence import from_utc_naive, to_utc_naive
-from flightstate_oracle.records import proc_from_row
 from flightstate_oracle.store import OracleStore
+from flightstate_oracle.transaction import OracleTransaction
 
 __all__ = ["REPUBLISH_KIND", "flight_history", "republish", "republish_rows", "snap_mentions"]
 
 
 def republish_rows(states: Sequence[FlightState], config: CoreConfig, now: datetime) -> list[Row]:
-    """``sql_ops.REPUBLISH_INSERT`` binds for these states (pure)."""
+    """``sql.REPUBLISH_INSERT`` binds for these states (pure)."""
     return [
         {"EVENT_KEY": state.flid, "PAYLOAD": republish_payload(state, config), "FLID": state.flid,
          "STATE_VERSION": state.version, "CREATED_AT": to_utc_naive(now)}
@@ -68,6 +68,12 @@ def _page(store: OracleStore, after: str | None, size: int) -> list[str]:
     return [str(row["FLID"]) for row in rows]
 
 
+def _write(tx: OracleTransaction, states: list[FlightState], *, config: CoreConfig,
+           now: datetime) -> None:  # fmt: skip
+    with translated():
+        run_many(tx.connection, sql.REPUBLISH_INSERT, republish_rows(states, config, now))
+
+
 def republish(
     store: OracleStore,
     config: CoreConfig,
@@ -80,14 +86,9 @@ def republish(
     """Write a fresh ``schd`` record of the current state of ``flids`` (None: every flight);
     return how many. Unknown FLIDs are skipped. One locked transaction per batch."""
     keys_given = None if flids is None else (flid for flid in flids if flid)  # "" is NULL
-    written = 0
-    for keys in flid_batches(keys_given, batch, partial(_page, store)):
-        with locked_transaction(store, epoch) as (tx, conn), translated():
-            states = tx.load_flights(keys)
-            rows = republish_rows([states[k] for k in keys if k in states], config, now)
-            run_many(conn, sql_ops.REPUBLISH_INSERT, rows)
-        written += len(rows)
-    return written
+    return republish_flights(store, keys_given, batch=batch, epoch=epoch,
+                             page=partial(_page, store),
+                             write=partial(_write, config=config, now=now))  # fmt: skip
 
 
 # --------------------------------------------------------------------------- history
@@ -104,9 +105,9 @@ def snap_mentions(flids_json: str | None, flid: str) -> bool:
 def _notices_for(conn: Any, flid: str, message_ids: list[int]) -> dict[int | None, dict[str, Any]]:
     """The ``msg`` body about ``flid`` per message id (its own, or its master's with
     ``codeshare`` = flid); cleanup notifications under key None."""
-    rows = query(conn, sql_ops.NOTICES_OF_CLEANUP, {"FLID": flid})
+    rows = query(conn, sql.NOTICES_OF_CLEANUP, {"FLID": flid})
     for chunk in chunked(message_ids):
-        rows += query(conn, sql_ops.NOTICES_OF_MESSAGES, in_params(chunk, "M"))
+        rows += query(conn, sql.NOTICES_OF_MESSAGES, in_params(chunk, "M"))
     found: dict[int | None, dict[str, Any]] = {}
     for row in sorted(rows, key=lambda r: int(str(r["EVENT_ID"]))):
         body = json.loads(str(row["PAYLOAD"]))
@@ -119,7 +120,7 @@ def _notices_for(conn: Any, flid: str, message_ids: list[int]) -> dict[int | Non
 def _procs(conn: Any, message_ids: Collection[int]) -> dict[int, HistoryProc]:
     found: dict[int, HistoryProc] = {}
     for chunk in chunked(message_ids):
-        for row in query(conn, sql_ops.PROCS_OF_MESSAGES, in_params(chunk, "M")):
+        for row in query(conn, sql.PROCS_OF_MESSAGES, in_params(chunk, "M")):
             record = proc_from_row(row)
             found[record.message_id] = HistoryProc.of(record)
     return found
@@ -133,19 +134,21 @@ def _version(value: Any) -> int:
     return int(value)
 
 
-def _snap_entries(conn: Any, flid: str, seen: set[int]) -> list[dict[str, Any]]:
-    needle = json.dumps(flid, ensure_ascii=False)  # how snap_row writes each FLID
-    rows = [
-        row for row in query(conn, sql_ops.SNAPS_OF_FLIGHT, {"NEEDLE": needle})
-        if snap_mentions(None if row["FLIDS"] is None else str(row["FLIDS"]), flid)
-        and int(str(row["MESSAGE_ID"])) not in seen
-    ]  # fmt: skip
-    mids = [int(str(row["MESSAGE_ID"])) for row in rows]
-    procs = _procs(conn, mids)
+def _events(conn: Any, flid: str) -> list[EventRow]:
     return [
-        snap_entry(mid, row["STYP"], from_utc_naive(row["CREATED_AT"]), procs.get(mid))
-        for mid, row in zip(mids, rows, strict=True)
-    ]
+        (_message_id(e["MESSAGE_ID"]), _version(e["STATE_VERSION"]), str(e["KIND"]),
+         from_utc_naive(e["CREATED_AT"]))
+        for e in query(conn, sql.EVENTS_OF_FLIGHT, {"FLID": flid})
+    ]  # fmt: skip
+
+
+def _snaps(conn: Any, flid: str) -> list[SnapRow]:
+    needle = json.dumps(flid, ensure_ascii=False)  # how snap_row writes each FLID
+    return [
+        (int(str(row["MESSAGE_ID"])), row["STYP"], from_utc_naive(row["CREATED_AT"]))
+        for row in query(conn, sql.SNAPS_OF_FLIGHT, {"NEEDLE": needle})
+        if snap_mentions(None if row["FLIDS"] is None else str(row["FLIDS"]), flid)
+    ]  # fmt: skip
 
 
 def flight_history(store: OracleStore, flid: str) -> list[dict[str, Any]]:
@@ -154,17 +157,7 @@ def flight_history(store: OracleStore, flid: str) -> list[dict[str, Any]]:
     with store.transaction() as tx, translated():
         conn = tx.connection
         run(conn, sql.READ_ONLY)  # one read-consistent snapshot for every query below
-        events = query(conn, sql_ops.EVENTS_OF_FLIGHT, {"FLID": flid})
-        message_ids = [int(str(e["MESSAGE_ID"])) for e in events if e["MESSAGE_ID"] is not None]
-        bodies = _notices_for(conn, flid, message_ids)
-        procs = _procs(conn, message_ids)
-        entries = []
-        for event in events:
-            mid = _message_id(event["MESSAGE_ID"])
-            entries.append(event_entry(
-                mid, _version(event["STATE_VERSION"]), str(event["KIND"]),
-                from_utc_naive(event["CREATED_AT"]), bodies.get(mid),
-                procs.get(mid) if mid is not None else None,
-            ))  # fmt: skip
-        entries += _snap_entries(conn, flid, set(message_ids))
-    return sorted(entries, key=history_order)
+        return flight_history_of(
+            events=_events(conn, flid), notices=partial(_notices_for, conn, flid),
+            procs=partial(_procs, conn), snaps=_snaps(conn, flid),
+        )  # fmt: skip

@@ -25,11 +25,11 @@ import oracledb
 from flightstate_core.domain.errors import PermanentError
 from flightstate_core.domain.outbox import OutboxBacklog, ParkedEvent, leading_run
 from flightstate_core.domain.records import OutboxRecord
-from flightstate_oracle import sql
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run, run_many
 from flightstate_oracle._errors import translated
-from flightstate_oracle.db import query, run, run_many
-from flightstate_oracle.presence import from_utc_naive, to_utc_naive
-from flightstate_oracle.records import outbox_record
+from flightstate_oracle._presence import from_utc_naive, to_utc_naive
+from flightstate_oracle._records import outbox_record
 
 __all__ = ["DEFAULT_OUTBOX", "OracleOutbox", "OutboxBacklog", "leading_run"]
 

@@ -4,7 +4,7 @@ Same entry points, signatures and behaviour as ``flightstate_pg.requests`` (read
 docstring for the design: SCHD_RESPONSE_LOG's key makes matching idempotent; reconciling
 judges "open" as of the RESP's PROCESSED_AT; sending spans two databases; requests take
 row locks, not PIPELINE_LOCK). The matching, the RQFD text, the loops and the reports are
-pure, in ``flightstate_core.engine.requests``. 11g differences, all in ``sql_ops``:
+pure, in ``flightstate_core.engine.requests``. 11g differences, all in ``_sql.requests``:
 
 - REQUEST_ID and SEQN come from SCHD_REQUEST_ID_SEQ / SCHD_REQUEST_SEQN (one SELECT ..
   FROM DUAL) before the INSERT: no identity column, no RETURNING into a bind here.
@@ -45,14 +45,14 @@ from flightstate_core.engine.requests import (
     window_from_inbox,
 )
 from flightstate_core.ports import Inbox
-from flightstate_oracle import sql_ops
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run
 from flightstate_oracle._errors import translated
 from flightstate_oracle._load import chunked, in_params
+from flightstate_oracle._presence import from_utc_naive, to_utc_naive
 from flightstate_oracle._responses import aware as _aware
 from flightstate_oracle._responses import number as _number
 from flightstate_oracle._responses import request_record, response_log
-from flightstate_oracle.db import query, run
-from flightstate_oracle.presence import from_utc_naive, to_utc_naive
 from flightstate_oracle.store import OracleStore
 from flightstate_oracle.transaction import OracleTransaction
 
@@ -96,15 +96,15 @@ def request_schedule(
         raise ValueError("request_schedule: sndr must be non-empty ('' is NULL in Oracle)")
     with store.transaction() as tx, translated():
         conn = tx.connection
-        ids = query(conn, sql_ops.REQUEST_IDS)[0]
+        ids = query(conn, sql.REQUEST_IDS)[0]
         request_id, seqn = _number(ids["REQUEST_ID"]), _number(ids["SEQN"])
-        run(conn, sql_ops.REQUEST_INSERT, {
+        run(conn, sql.REQUEST_INSERT, {
             "REQUEST_ID": request_id, "SNDR": sndr, "WINDOW_START": to_utc_naive(start),
             "WINDOW_END": to_utc_naive(end), "SEQN": seqn, "SENT_AT": to_utc_naive(now),
             "CREATED_AT": to_utc_naive(now)})  # fmt: skip
         sent = outbound.send(rqfd_text(sndr, seqn, (start, end), now=now, config=config),
                              ROUTING_RQFD, at=now)  # fmt: skip
-        run(conn, sql_ops.REQUEST_OUTBOUND, {"OUTBOUND_ID": sent, "REQUEST_ID": request_id})
+        run(conn, sql.REQUEST_OUTBOUND, {"OUTBOUND_ID": sent, "REQUEST_ID": request_id})
     return request_id
 
 
@@ -114,21 +114,21 @@ def _resend_one(
 ) -> RequestAction:  # fmt: skip
     with store.transaction() as tx, translated():
         conn = tx.connection
-        rows = query(conn, sql_ops.REQUEST_LOCK_OPEN, {"REQUEST_ID": request_id})
+        rows = query(conn, sql.REQUEST_LOCK_OPEN, {"REQUEST_ID": request_id})
         if not rows:
             return RequestAction.WAIT  # answered meanwhile
         record = request_record(rows[0])
         action = next_action(record, now, timeout, max_attempts)
         if action is RequestAction.RESEND:
-            seqn = _number(query(conn, sql_ops.REQUEST_SEQN)[0]["SEQN"])
+            seqn = _number(query(conn, sql.REQUEST_SEQN)[0]["SEQN"])
             window = (record.window_start, record.window_end)
             raw = rqfd_text(str(rows[0]["SNDR"]), seqn, window, now=now, config=config)
             sent = outbound.send(raw, ROUTING_RQFD, at=now)
             resent = {"SEQN": seqn, "SENT_AT": to_utc_naive(now), "OUTBOUND_ID": sent,
                       "REQUEST_ID": request_id}  # fmt: skip
-            run(conn, sql_ops.REQUEST_RESENT, resent)
+            run(conn, sql.REQUEST_RESENT, resent)
         elif action is RequestAction.FAIL:
-            run(conn, sql_ops.REQUEST_FAILED,
+            run(conn, sql.REQUEST_FAILED,
                 {"FAILED_AT": to_utc_naive(now), "REQUEST_ID": request_id})  # fmt: skip
         return action
 
@@ -147,7 +147,7 @@ def resend_due(
     ``max_attempts`` sends in all, mark them FAILED. Returns (resent, failed)."""
     with store.transaction() as tx, translated():
         params = {"SENT_BEFORE": to_utc_naive(now - timeout), "MAX_ROWS": limit}
-        due = [_number(r["REQUEST_ID"]) for r in query(tx.connection, sql_ops.REQUESTS_DUE, params)]
+        due = [_number(r["REQUEST_ID"]) for r in query(tx.connection, sql.REQUESTS_DUE, params)]
     return count_actions(due, partial(_resend_one, store, outbound, now=now, timeout=timeout,
                                       max_attempts=max_attempts, config=config))  # fmt: skip
 
@@ -175,12 +175,12 @@ def match_schedule_response(
 
 def _window_from_store(conn: Conn, message_id: int) -> Window:
     """Fallback: the stored SODT of the flights the snap log lists for this message."""
-    rows = query(conn, sql_ops.SNAP_FLIDS, {"MESSAGE_ID": message_id})
+    rows = query(conn, sql.SNAP_FLIDS, {"MESSAGE_ID": message_id})
     flids = json.loads(str(rows[0]["FLIDS"])) if rows and rows[0]["FLIDS"] else []
     low: datetime | None = None
     high: datetime | None = None
     for chunk in chunked(str(flid) for flid in flids if flid):
-        found = query(conn, sql_ops.STORED_SODT, in_params(chunk))[0]
+        found = query(conn, sql.STORED_SODT, in_params(chunk))[0]
         for value in (found["LOW"], found["HIGH"]):
             moment = from_utc_naive(value)
             if moment is not None:
@@ -200,7 +200,7 @@ def reconcile_responses(
     """Match, in message order, every SUCCEEDED SCHD RESP in PROC_STATE not yet matched
     (same rules as ``flightstate_pg.requests.reconcile_responses``)."""
     with store.transaction() as tx, translated():
-        rows = query(tx.connection, sql_ops.RESPONSES_UNMATCHED, {"MAX_ROWS": limit})
+        rows = query(tx.connection, sql.RESPONSES_UNMATCHED, {"MAX_ROWS": limit})
     pending = [(_number(row["MESSAGE_ID"]), _aware(row["PROCESSED_AT"])) for row in rows]
     return reconcile_each(pending, partial(_reconcile_one, store, config, now=now, inbox=inbox))
 
@@ -220,10 +220,8 @@ def request_status(store: OracleStore, *, listed: int = 50) -> RequestStatusRepo
     """Request counts, unsolicited responses, and up to ``listed`` open/failed requests."""
     with store.transaction() as tx, translated():
         conn = tx.connection
-        counts: dict[str, Any] = {
-            str(r["STATUS"]): r["N"] for r in query(conn, sql_ops.REQUEST_COUNTS)
-        }
-        unsolicited = _number(query(conn, sql_ops.RESPONSES_UNSOLICITED)[0]["N"])
-        rows = query(conn, sql_ops.REQUESTS_LISTED, {"MAX_ROWS": listed})
+        counts: dict[str, Any] = {str(r["STATUS"]): r["N"] for r in query(conn, sql.REQUEST_COUNTS)}
+        unsolicited = _number(query(conn, sql.RESPONSES_UNSOLICITED)[0]["N"])
+        rows = query(conn, sql.REQUESTS_LISTED, {"MAX_ROWS": listed})
     counted = {status: _number(n) for status, n in counts.items()}
     return RequestStatusReport.of(counted, unsolicited, (request_record(row) for row in rows))

@@ -21,14 +21,14 @@ from flightstate_core.domain.errors import FlightstateError, PermanentError
 from flightstate_core.domain.records import BackfillIntent, GapRange
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.unit_of_work import locked_transaction
-from flightstate_oracle import sql
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run, run_many
 from flightstate_oracle._errors import translated
 from flightstate_oracle._load import fetch_states
+from flightstate_oracle._presence import to_utc_naive
+from flightstate_oracle._records import intent_from_row, truncate_bytes
 from flightstate_oracle._writes import FaultHook, gap_rows
-from flightstate_oracle.client import OracleSettings, create_pool, parse_oracle_url
-from flightstate_oracle.db import query, run, run_many
-from flightstate_oracle.presence import to_utc_naive
-from flightstate_oracle.records import intent_from_row, truncate_bytes
+from flightstate_oracle.session import OracleSettings, create_pool, parse_oracle_url
 from flightstate_oracle.transaction import OracleTransaction
 
 __all__ = ["OracleStore", "Source", "open_pool"]

@@ -23,45 +23,40 @@ never reached. Writes (``save_many``) are one ``executemany`` per step (``writes
 from __future__ import annotations
 
 import contextlib
-import functools
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import ParamSpec, TypeVar
+from functools import partial
+from typing import Final
 from zoneinfo import ZoneInfo
 
 import oracledb
 
 from flightstate_core.domain.decision import Outcome
-from flightstate_core.domain.errors import LeadershipLost, PermanentError
+from flightstate_core.domain.errors import PermanentError
 from flightstate_core.domain.records import ProcessedMessage, ProcRecord
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.requests import ResponseLog
 from flightstate_core.engine.requeue import DeadClaim
-from flightstate_oracle import _requeue, sql
+from flightstate_core.engine.transactions import check_epoch, read_through, require_locked
+from flightstate_core.support.guard import guarded_by
+from flightstate_oracle import _requeue
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._db import query, run
 from flightstate_oracle._errors import translated
 from flightstate_oracle._load import chunked, codeshare_flids, fetch_states, in_params
+from flightstate_oracle._presence import from_utc_naive, to_utc_naive
+from flightstate_oracle._records import proc_from_row
 from flightstate_oracle._responses import response_log
 from flightstate_oracle._writes import FaultHook, write_many, write_processed
-from flightstate_oracle.db import query, run
-from flightstate_oracle.presence import from_utc_naive, to_utc_naive
-from flightstate_oracle.records import proc_from_row
 
 __all__ = ["OracleTransaction", "duplicate_params"]
 
 DuplicateKey = tuple[str, str]
 
-P = ParamSpec("P")
-R = TypeVar("R")
 
-
-def _guarded(method: Callable[P, R]) -> Callable[P, R]:
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with translated():
-            return method(*args, **kwargs)
-
-    return wrapper
+#: Every method below raises only core errors (the driver's are translated).
+_guarded: Final = guarded_by(translated)
 
 
 class OracleTransaction:
@@ -133,18 +128,11 @@ class OracleTransaction:
     def lock_pipeline(self, epoch: int | None) -> None:
         """Take PIPELINE_LOCK FOR UPDATE; LeadershipLost if ``epoch`` is older than stored."""
         rows = query(self._conn, sql.LOCK_SELECT, {"LOCK_NAME": self._lock_name})
-        if not rows:
-            raise PermanentError(f"PIPELINE_LOCK row {self._lock_name!r} missing: migrate first")
-        stored = int(str(rows[0]["EPOCH"]))
-        if epoch is not None and stored > epoch:
-            raise LeadershipLost(f"epoch {epoch} is stale: the lease is at epoch {stored}")
+        check_epoch(self._lock_name, int(str(rows[0]["EPOCH"])) if rows else None, epoch)
         self._locked = True
 
     def _require_lock(self) -> None:
-        if not self._locked:
-            raise PermanentError(
-                "lock_pipeline() must come first: reads and decisions happen inside the lock"
-            )
+        require_locked(self._locked)
 
     @_guarded
     def get_proc(self, message_id: int) -> ProcRecord | None:
@@ -166,13 +154,7 @@ class OracleTransaction:
     def load_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
         """Current states of these FLIDs (cached ones are not read again)."""
         self._require_lock()
-        missing = [flid for flid in dict.fromkeys(flids) if flid not in self._known]
-        if missing:
-            found = fetch_states(self._conn, missing)
-            for flid in missing:
-                self._known[flid] = found.get(flid)
-        states = (self._known[flid] for flid in dict.fromkeys(flids))
-        return {state.flid: state for state in states if state is not None}
+        return read_through(self._known, flids, partial(fetch_states, self._conn))
 
     @_guarded
     def load_codeshares(self, master_flids: Collection[str]) -> dict[str, FlightState]:

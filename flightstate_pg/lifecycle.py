@@ -41,8 +41,7 @@ from flightstate_core.engine.lifecycle import (
     RetentionPolicy,
     check_archived,
     check_removed,
-    cleanup_batch,
-    run_batches,
+    run_cleanup_batches,
 )
 from flightstate_core.engine.unit_of_work import locked_transaction as core_locked_transaction
 from flightstate_pg._schema import MAIN
@@ -113,9 +112,11 @@ class _Walk:
     flid: str = ""
 
 
-def _candidates(conn: Conn, walk: _Walk, *, now: datetime, policy: RetentionPolicy,
-                config: CoreConfig, size: int) -> tuple[list[str], _Walk | None]:  # fmt: skip
+def _candidates(tx: PgTransaction, walk: _Walk, size: int, *, now: datetime,
+                policy: RetentionPolicy,
+                config: CoreConfig) -> tuple[list[str], _Walk | None]:  # fmt: skip
     """The next candidates and the walk position after them (None: nothing left)."""
+    conn = tx.connection
     if walk.dated:
         today = now.astimezone(config.airport_tz).date()
         last_day = today - timedelta(days=policy.retention.days + 1)
@@ -173,8 +174,9 @@ def _archive_and_delete(conn: Conn, flids: list[str], now: datetime, hook: Clean
     hook("delete", conn)
 
 
-def _remove(conn: Conn, plan: CleanupPlan, events: Sequence[OutboxEvent], *, now: datetime,
-            hook: CleanupHook) -> None:  # fmt: skip
+def _remove(tx: PgTransaction, plan: CleanupPlan, events: Sequence[OutboxEvent], *,
+            now: datetime, hook: CleanupHook) -> None:  # fmt: skip
+    conn = tx.connection
     _archive_and_delete(conn, list(plan.remove), now, hook)
     rows = [
         (e.topic, e.key, None if e.payload is None else e.payload.decode("utf-8"), e.flid,
@@ -194,16 +196,6 @@ def _no_hook(_step: str, _conn: Conn) -> None:
     return None
 
 
-def _batch(
-    store: PgStore, walk: _Walk, size: int, *, now: datetime, policy: RetentionPolicy,
-    config: CoreConfig, epoch: int | None, hook: CleanupHook,
-) -> tuple[CleanupPlan, Sequence[str], _Walk | None]:  # fmt: skip
-    with locked_transaction(store, epoch) as (tx, conn):
-        found = _candidates(conn, walk, now=now, policy=policy, config=config, size=size)
-        remove = partial(_remove, conn, now=now, hook=hook)
-        return cleanup_batch(tx, found, now=now, policy=policy, config=config, remove=remove)
-
-
 def run_cleanup(
     store: PgStore,
     policy: RetentionPolicy,
@@ -221,6 +213,8 @@ def run_cleanup(
     after each of ``CLEANUP_STEPS`` inside the batch's transaction. Raises the core error of
     a failed batch (earlier batches stay committed; the failed one changed nothing).
     """
-    batch = partial(_batch, store, now=now, policy=policy, config=config, epoch=epoch,
-                    hook=fault_hook or _no_hook)  # fmt: skip
-    return run_batches(policy, limit, _Walk(), batch)
+    return run_cleanup_batches(
+        store, policy, config, now=now, epoch=epoch, limit=limit, start=_Walk(),
+        candidates=partial(_candidates, now=now, policy=policy, config=config),
+        remove=partial(_remove, now=now, hook=fault_hook or _no_hook),
+    )  # fmt: skip

@@ -28,18 +28,18 @@ from typing import Any, Final
 import psycopg
 
 from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.operations import (
     REPUBLISH_KIND,
     HistoryProc,
-    event_entry,
-    flid_batches,
-    history_order,
+    flight_history_of,
     notice_about,
+    republish_flights,
     republish_payload,
-    snap_entry,
 )
-from flightstate_pg.lifecycle import locked_transaction, transaction_connection
+from flightstate_pg.lifecycle import transaction_connection
 from flightstate_pg.store import PgStore
+from flightstate_pg.transaction import PgTransaction
 
 __all__ = ["REPUBLISH_KIND", "flight_history", "republish"]
 
@@ -58,6 +58,13 @@ def _page(store: PgStore, after: str | None, size: int) -> list[str]:
         return [r[0] for r in transaction_connection(tx).execute(_PAGE, (after or "", size))]
 
 
+def _write(tx: PgTransaction, states: list[FlightState], *, config: CoreConfig,
+           now: datetime) -> None:  # fmt: skip
+    rows = [(s.flid, republish_payload(s, config), s.flid, s.version, now) for s in states]
+    with transaction_connection(tx).cursor() as cursor:
+        cursor.executemany(_EVENT_INSERT, rows)
+
+
 def republish(
     store: PgStore,
     config: CoreConfig,
@@ -69,19 +76,8 @@ def republish(
 ) -> int:
     """Write a fresh ``schd`` record of the current state of ``flids`` (None: every flight);
     return how many. Unknown FLIDs are skipped. One locked transaction per batch."""
-    written = 0
-    for keys in flid_batches(flids, batch, partial(_page, store)):
-        with locked_transaction(store, epoch) as (tx, conn):
-            states = tx.load_flights(keys)
-            rows = [
-                (s.flid, republish_payload(s, config), s.flid, s.version, now)
-                for s in (states[k] for k in keys if k in states)
-            ]
-            if rows:
-                with conn.cursor() as cursor:
-                    cursor.executemany(_EVENT_INSERT, rows)
-        written += len(rows)
-    return written
+    return republish_flights(store, flids, batch=batch, epoch=epoch, page=partial(_page, store),
+                             write=partial(_write, config=config, now=now))  # fmt: skip
 
 
 # --------------------------------------------------------------------------- history
@@ -122,13 +118,6 @@ def _procs(conn: Conn, message_ids: list[int]) -> dict[int, HistoryProc]:
     return {r[0]: HistoryProc(r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows}
 
 
-def _snap_entries(conn: Conn, flid: str, seen: set[int]) -> list[dict[str, Any]]:
-    rows = conn.execute(_SNAPS, (json.dumps([flid]),)).fetchall()
-    missing = [row for row in rows if row[0] not in seen]
-    procs = _procs(conn, [r[0] for r in missing])
-    return [snap_entry(mid, styp, created, procs.get(mid)) for mid, styp, created in missing]
-
-
 def flight_history(store: PgStore, flid: str) -> list[dict[str, Any]]:
     """The messages that changed ``flid``, in order, each with the fields it changed.
 
@@ -139,13 +128,7 @@ def flight_history(store: PgStore, flid: str) -> list[dict[str, Any]]:
     with store.transaction() as tx:
         conn = transaction_connection(tx)
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        events = conn.execute(_OWN_EVENTS, (flid,)).fetchall()
-        message_ids = [e[1] for e in events if e[1] is not None]
-        bodies = _notices_for(conn, flid, message_ids)
-        procs = _procs(conn, message_ids)
-        entries = [
-            event_entry(mid, version, kind, created, bodies.get(mid), procs.get(mid))
-            for _event_id, mid, version, kind, created in events
-        ]
-        entries += _snap_entries(conn, flid, set(message_ids))
-    return sorted(entries, key=history_order)
+        events = [(r[1], r[2], r[3], r[4]) for r in conn.execute(_OWN_EVENTS, (flid,))]
+        snaps = [(r[0], r[1], r[2]) for r in conn.execute(_SNAPS, (json.dumps([flid]),))]
+        return flight_history_of(events=events, notices=partial(_notices_for, conn, flid),
+                                 procs=partial(_procs, conn), snaps=snaps)  # fmt: skip

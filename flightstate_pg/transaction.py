@@ -14,20 +14,21 @@ cache as it was when the savepoint was taken.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Final, ParamSpec, TypeVar
+from functools import partial
+from typing import Any, Final
 
 import psycopg
 
 from flightstate_core.domain.decision import Outcome
-from flightstate_core.domain.errors import LeadershipLost, PermanentError
 from flightstate_core.domain.records import ProcessedMessage, ProcRecord
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.requests import ResponseLog
 from flightstate_core.engine.requeue import DeadClaim
+from flightstate_core.engine.transactions import check_epoch, read_through, require_locked
+from flightstate_core.support.guard import guarded_by
 from flightstate_pg import _requeue
 from flightstate_pg._cache import STAMPS, StateCache
 from flightstate_pg._errors import translated
@@ -41,8 +42,6 @@ from flightstate_pg.wakeup import DEFAULT_CHANNEL, notify_outbox
 
 __all__ = ["PgTransaction"]
 
-P = ParamSpec("P")
-R = TypeVar("R")
 Conn = psycopg.Connection[Any]
 
 #: Loads of at most this many flights first read the stamps of all of them (``STAMPS``,
@@ -68,13 +67,8 @@ _DUPLICATE: Final = (
 )
 
 
-def _guarded(method: Callable[P, R]) -> Callable[P, R]:
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with translated():
-            return method(*args, **kwargs)
-
-    return wrapper
+#: Every method below raises only core errors (the driver's are translated).
+_guarded: Final = guarded_by(translated)
 
 
 def _proc(row: tuple[Any, ...]) -> ProcRecord:
@@ -166,17 +160,11 @@ class PgTransaction:
     def lock_pipeline(self, epoch: int | None) -> None:
         """Take PIPELINE_LOCK FOR UPDATE; LeadershipLost if ``epoch`` is older than stored."""
         row = self._conn.execute(_LOCK, (self._lock_name,)).fetchone()
-        if row is None:
-            raise PermanentError(f"PIPELINE_LOCK row {self._lock_name!r} missing: migrate first")
-        if epoch is not None and row[0] > epoch:
-            raise LeadershipLost(f"epoch {epoch} is stale: the lease is at epoch {row[0]}")
+        check_epoch(self._lock_name, None if row is None else row[0], epoch)
         self._locked = True
 
     def _require_lock(self) -> None:
-        if not self._locked:
-            raise PermanentError(
-                "lock_pipeline() must come first: reads and decisions happen inside the lock"
-            )
+        require_locked(self._locked)
 
     @_guarded
     def get_proc(self, message_id: int) -> ProcRecord | None:
@@ -203,13 +191,7 @@ class PgTransaction:
                 self._known_from_stamps(missing, stamps)
             else:  # a package: most flights exist, so no probe before the full read
                 self._known.update(self._cache.valid(self._conn, missing))
-            missing = [flid for flid in missing if flid not in self._known]
-        if missing:
-            found = fetch_states(self._conn, BY_FLIDS, missing)
-            for flid in missing:
-                self._known[flid] = found.get(flid)
-        found_states = (self._known[flid] for flid in flids)
-        return {state.flid: state for state in found_states if state is not None}
+        return read_through(self._known, flids, partial(fetch_states, self._conn, BY_FLIDS))
 
     @_guarded
     def load_codeshares(self, master_flids: Collection[str]) -> dict[str, FlightState]:

@@ -18,14 +18,16 @@ DELETED; an already-deleted flight had its tombstone when it was deleted and get
 
 Everything a backend's ``run_cleanup`` needs that no driver does lives here too: loading
 the candidates with their masters and codeshares (port methods only), the tombstone and
-notification events, the batch loop and its report. The backends only select candidates
-and archive/delete rows in their own SQL.
+notification events, the batch loop, each batch's locked transaction and the report. The
+backends only select candidates and archive/delete rows in their own SQL
+(``run_cleanup_batches``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Final, TypeVar
 
 from attrs import field, frozen
@@ -36,6 +38,7 @@ from flightstate_core.domain.decision import EventKind, OutboxEvent
 from flightstate_core.domain.errors import ConfigError, PermanentError
 from flightstate_core.domain.state import FlightState
 from flightstate_core.domain.wire import notification
+from flightstate_core.engine.unit_of_work import Transactional, locked_transaction
 from flightstate_core.ports import StateTransaction
 
 __all__ = [
@@ -54,6 +57,7 @@ __all__ = [
     "plan_cleanup",
     "removal_groups",
     "run_batches",
+    "run_cleanup_batches",
 ]
 
 #: The write steps of a cleanup batch, in order (a backend's fault hook is called after each).
@@ -63,6 +67,7 @@ LIFECYCLE_TYPE: Final = "LIFECYCLE"
 LIFECYCLE_STYP: Final = "CLEANUP"
 
 Walk = TypeVar("Walk")
+Tx = TypeVar("Tx", bound=StateTransaction)
 
 
 def _non_negative(instance: object, attribute: object, value: timedelta) -> None:
@@ -292,3 +297,30 @@ def run_batches(
         walk = after
         remaining = None if remaining is None else remaining - len(candidates)
     return report
+
+
+def run_cleanup_batches(
+    store: Transactional[Tx],
+    policy: RetentionPolicy,
+    config: CoreConfig,
+    *,
+    now: datetime,
+    epoch: int | None,
+    limit: int | None,
+    start: Walk,
+    candidates: Callable[[Tx, Walk, int], tuple[Sequence[str], Walk | None]],
+    remove: Callable[[Tx, CleanupPlan, Sequence[OutboxEvent]], None],
+) -> CleanupReport:
+    """A backend's ``run_cleanup``: ``run_batches`` over batches that each run in one
+    transaction holding PIPELINE_LOCK fenced by ``epoch``. In it, ``candidates(tx, walk,
+    size)`` selects the next candidates and the walk position after them, and
+    ``remove(tx, plan, events)`` archives, deletes and writes the events (``cleanup_batch``)."""
+
+    def batch(walk: Walk, size: int) -> tuple[CleanupPlan, Sequence[str], Walk | None]:
+        with locked_transaction(store, epoch) as tx:
+            found = candidates(tx, walk, size)
+            return cleanup_batch(
+                tx, found, now=now, policy=policy, config=config, remove=partial(remove, tx)
+            )
+
+    return run_batches(policy, limit, start, batch)

@@ -21,9 +21,9 @@ share lives in the core and each backend keeps only its SQL and its row decoding
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, tzinfo
-from typing import Any, Final
+from typing import Any, Final, TypeAlias, TypeVar
 
 from attrs import frozen
 
@@ -31,24 +31,32 @@ from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.records import BackfillIntent, ProcRecord
 from flightstate_core.domain.state import FlightState
 from flightstate_core.domain.wire import wire
+from flightstate_core.engine.unit_of_work import Transactional, locked_transaction
+from flightstate_core.ports import StateTransaction
 
 __all__ = [
     "REPUBLISH_KIND",
+    "EventRow",
     "HistoryProc",
+    "SnapRow",
     "backfill_values",
     "event_entry",
     "flid_batches",
+    "flight_history_of",
     "history_order",
     "local_aware",
     "local_naive",
     "notice_about",
     "received_instant",
+    "republish_flights",
     "republish_payload",
     "snap_entry",
 ]
 
 #: MSG_EVENT.KIND of a republished ``schd`` record (MESSAGE_ID NULL, no ``msg``).
 REPUBLISH_KIND: Final = "REPUBLISH"
+
+Tx = TypeVar("Tx", bound=StateTransaction)
 
 # --------------------------------------------------------------------------- republish
 
@@ -76,6 +84,29 @@ def flid_batches(
             return
         yield found
         after = found[-1]
+
+
+def republish_flights(
+    store: Transactional[Tx],
+    flids: Iterable[str] | None,
+    *,
+    batch: int,
+    epoch: int | None,
+    page: Callable[[str | None, int], list[str]],
+    write: Callable[[Tx, list[FlightState]], None],
+) -> int:
+    """A backend's ``republish``: per batch of FLIDs (``flid_batches``), one transaction
+    holding PIPELINE_LOCK fenced by ``epoch`` loads the current states (unknown FLIDs are
+    skipped) and ``write(tx, states)`` inserts their records. Returns how many."""
+    written = 0
+    for keys in flid_batches(flids, batch, page):
+        with locked_transaction(store, epoch) as tx:
+            states = tx.load_flights(keys)
+            found = [states[k] for k in keys if k in states]
+            if found:
+                write(tx, found)
+        written += len(found)
+    return written
 
 
 # --------------------------------------------------------------------------- history
@@ -165,6 +196,39 @@ def history_order(entry: Mapping[str, Any]) -> tuple[int, int, int]:
     if message_id is None:
         return (1, 0, entry["stateVersion"] or 0)
     return (0, message_id, entry["stateVersion"] or 0)
+
+
+#: A ``schd`` SNAPSHOT/TOMBSTONE event of the flight: MESSAGE_ID (None: cleanup),
+#: STATE_VERSION, KIND, CREATED_AT; in EVENT_ID order.
+EventRow: TypeAlias = tuple[int | None, int, str, datetime | None]
+#: A SCHD_SNAP_LOG package that carried the flight: MESSAGE_ID, STYP, CREATED_AT.
+SnapRow: TypeAlias = tuple[int, object, datetime | None]
+
+
+def flight_history_of(
+    *,
+    events: Sequence[EventRow],
+    notices: Callable[[list[int]], Mapping[int | None, Mapping[str, Any]]],
+    procs: Callable[[list[int]], Mapping[int, HistoryProc]],
+    snaps: Sequence[SnapRow],
+) -> list[dict[str, Any]]:
+    """A backend's ``flight_history`` from what it read in one snapshot: the flight's
+    events, ``notices(message_ids)`` (the ``msg`` bodies about it, ``notice_about``; cleanup
+    ones under None), ``procs(message_ids)`` (their PROC_STATE) and the snap-log packages
+    that carried it. A package whose message left an event is listed once, as the event."""
+    message_ids = [mid for mid, *_ in events if mid is not None]
+    bodies = notices(message_ids)
+    known = procs(message_ids)
+    entries = [
+        event_entry(mid, version, kind, created, bodies.get(mid),
+                    None if mid is None else known.get(mid))
+        for mid, version, kind, created in events
+    ]  # fmt: skip
+    seen = set(message_ids)
+    carried = [snap for snap in snaps if snap[0] not in seen]
+    more = procs([mid for mid, _, _ in carried])
+    entries += [snap_entry(mid, styp, created, more.get(mid)) for mid, styp, created in carried]
+    return sorted(entries, key=history_order)
 
 
 # --------------------------------------------------------------------------- inbox columns

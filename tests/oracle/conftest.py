@@ -15,8 +15,8 @@ from typing import Any
 import oracledb
 import pytest
 
-from flightstate_oracle import OracleStore, create_pool, migrate, parse_oracle_url
-from flightstate_oracle.client import CLIENT_DIR_ENV
+from flightstate_oracle import OracleStore, migrate
+from flightstate_oracle.session import CLIENT_DIR_ENV, create_pool, parse_oracle_url
 from tests.lifecycle.helpers import CONFIG
 
 CLIENT_SKIP_REASON = f"{CLIENT_DIR_ENV} not set: Oracle 11g needs thick mode (Oracle Client)"

@@ -21,15 +21,15 @@ from flightstate_core.domain.state import FlightStatus
 from flightstate_core.engine.lifecycle import CleanupPlan, RetentionPolicy
 from flightstate_core.engine.requests import RequestStatus
 from flightstate_core.testing.store_contract import flight, processed
-from flightstate_oracle import sql, sql_ops
+from flightstate_oracle import _sql as sql
 from flightstate_oracle._load import chunked, in_params
+from flightstate_oracle._records import proc_from_row
 from flightstate_oracle._rows import flight_from_rows
 from flightstate_oracle._schema import TABLES, Bind
 from flightstate_oracle._writes import plan_writes
 from flightstate_oracle.lifecycle import cleanup_candidate_params, cleanup_event_rows
 from flightstate_oracle.operator import republish_rows, snap_mentions
 from flightstate_oracle.outbox import leading_run
-from flightstate_oracle.records import proc_from_row
 from flightstate_oracle.requests import request_record
 from flightstate_oracle.transaction import duplicate_params
 
@@ -156,10 +156,10 @@ def test_history_twins_repeat_every_column() -> None:
         archived = twin.column("ARCHIVED_AT")
         assert (archived.type_sql, archived.nullable) == ("TIMESTAMP(6)", False)  # ORA-02329
         assert twin.primary_key[:2] == ("FLID", "ARCHIVED_AT")
-        statement = sql_ops.ARCHIVE[name]
+        statement = sql.ARCHIVE[name]
         assert statement.text.startswith(f"INSERT INTO {name}_HIST (")
         assert statement.binds == {"ARCHIVED_AT": Bind.TIMESTAMP}
-    assert list(sql_ops.REMOVE)[-1] == MAIN_TABLE  # details first: the cascade hides counts
+    assert list(sql.REMOVE)[-1] == MAIN_TABLE  # details first: the cascade hides counts
 
 
 def test_cleanup_candidate_binds() -> None:
@@ -170,7 +170,7 @@ def test_cleanup_candidate_binds() -> None:
     assert params["QUIET_BEFORE"] == datetime(2026, 11, 28, 1, 0)  # naive UTC
     assert (params["AFTER_DAY"], params["AFTER_FLID"], params["MAX_ROWS"]) == (None, None, 5)
     assert (params["S1"], params["S2"], params["S3"]) == ("ARR", "DEP", None)
-    assert "ACTT IS NOT NULL" in sql_ops.CLEANUP_DATED.text  # '' is NULL: no <> ''
+    assert "ACTT IS NOT NULL" in sql.CLEANUP_DATED.text  # '' is NULL: no <> ''
     many = attrs.evolve(policy, terminal_statuses=frozenset(str(i) for i in range(101)))
     with pytest.raises(Exception, match="terminal statuses"):
         cleanup_candidate_params(None, None, now=NOW, policy=many, config=CONFIG, size=5)
@@ -223,7 +223,7 @@ def test_republish_rows() -> None:
 def test_history_reads_whole_proc_rows() -> None:
     """PROCS_OF_MESSAGES selects every PROC_STATE column (times through SYS_EXTRACT_UTC),
     so ``proc_from_row`` (presence included) reads its rows as ``get_proc`` does."""
-    selected = sql_ops.PROCS_OF_MESSAGES.text.split(" FROM ")[0].removeprefix("SELECT ")
+    selected = sql.PROCS_OF_MESSAGES.text.split(" FROM ")[0].removeprefix("SELECT ")
     expected = [
         f"SYS_EXTRACT_UTC({c.name}) AS {c.name}" if c.bind is Bind.TSTZ else c.name
         for c in TABLES["PROC_STATE"].columns

@@ -20,7 +20,7 @@ import pytest
 
 from flightstate_core.domain.records import SnapLogEntry
 from flightstate_oracle import WRITE_STEPS, OracleStore
-from flightstate_oracle.presence import decode_text, parse_empty_codes
+from flightstate_oracle._presence import decode_text, parse_empty_codes
 from tests.oracle.conftest import empty_store, sql_rows
 
 try:

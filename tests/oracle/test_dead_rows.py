@@ -31,8 +31,8 @@ from flightstate_core.domain.limits import (
 from flightstate_core.domain.messages import Envelope
 from flightstate_core.domain.records import InboxRow, ProcessedMessage
 from flightstate_core.engine.service import Undecodable, build_processed, decode_row
+from flightstate_oracle._records import proc_row
 from flightstate_oracle._schema import TABLES
-from flightstate_oracle.records import proc_row
 from flightstate_pg._writes import _proc_row as pg_proc_row
 from tests.codec.oversize import AT_LIMIT_CASES, OVERSIZE_CASES
 

@@ -11,8 +11,8 @@ from yoyo import read_migrations
 
 from flightstate_core.domain.errors import ConfigError, PermanentError, TransientError
 from flightstate_oracle._errors import classify, is_unique_violation, translated
-from flightstate_oracle.client import CLIENT_DIR_ENV, init_thick_mode, parse_oracle_url
 from flightstate_oracle.migrate import MIGRATIONS_DIR, strip_terminator
+from flightstate_oracle.session import CLIENT_DIR_ENV, init_thick_mode, parse_oracle_url
 
 
 def _error(cls: type[oracledb.Error], message: str, *, recoverable: bool = False) -> oracledb.Error:
@@ -77,21 +77,21 @@ def test_parse_url() -> None:
 def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
     migrations = read_migrations(str(MIGRATIONS_DIR))
     assert [m.id for m in migrations] == [
-        "0001.initial",
-        "0002.history_display",
-        "0003.lifecycle_requests",
-        "0004.outbox_watermark",
-        "0005.inbox_gaps",
-        "0006.outbox_parked",
-        "0007.provenance",
+        "0001_core",
+        "0002_history_display",
+        "0003_lifecycle_requests",
+        "0004_outbox_watermark",
+        "0007_inbox_gaps",
+        "0008_outbox_parked",
+        "0009_provenance",
     ]
     depends = {m.id: sorted(d.id for d in m.depends) for m in migrations}
-    assert depends["0003.lifecycle_requests"] == ["0002.history_display"]
-    assert depends["0002.history_display"] == ["0001.initial"]
-    assert depends["0004.outbox_watermark"] == ["0003.lifecycle_requests"]
-    assert depends["0005.inbox_gaps"] == ["0004.outbox_watermark"]
-    assert depends["0006.outbox_parked"] == ["0005.inbox_gaps"]
-    assert depends["0007.provenance"] == ["0006.outbox_parked"]
+    assert depends["0003_lifecycle_requests"] == ["0002_history_display"]
+    assert depends["0002_history_display"] == ["0001_core"]
+    assert depends["0004_outbox_watermark"] == ["0003_lifecycle_requests"]
+    assert depends["0007_inbox_gaps"] == ["0004_outbox_watermark"]
+    assert depends["0008_outbox_parked"] == ["0007_inbox_gaps"]
+    assert depends["0009_provenance"] == ["0008_outbox_parked"]
     assert strip_terminator("DROP SEQUENCE S;\n") == "DROP SEQUENCE S"
     assert strip_terminator("SELECT ';' FROM DUAL") == "SELECT ';' FROM DUAL"
 

@@ -22,16 +22,14 @@ from flightstate_core.domain.layout import DETAIL_TABLES
 from flightstate_core.domain.records import BackfillIntent, ProcessedMessage, ProcRecord
 from flightstate_core.domain.state import FlightState, FlightStatus
 from flightstate_oracle._documents import decode_document, encode_document
-from flightstate_oracle._rows import detail_rows, flight_from_rows, flight_row, validate_state
-from flightstate_oracle._schema import TABLES, ValueTooLong, check_fits, utf8_len
-from flightstate_oracle.presence import (
+from flightstate_oracle._presence import (
     decode_text,
     encode_texts,
     from_utc_naive,
     parse_empty_codes,
     to_utc_naive,
 )
-from flightstate_oracle.records import (
+from flightstate_oracle._records import (
     event_rows,
     intent_from_row,
     outbox_record,
@@ -39,6 +37,8 @@ from flightstate_oracle.records import (
     proc_row,
     truncate_bytes,
 )
+from flightstate_oracle._rows import detail_rows, flight_from_rows, flight_row, validate_state
+from flightstate_oracle._schema import TABLES, ValueTooLong, check_fits, utf8_len
 
 ZONE = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)

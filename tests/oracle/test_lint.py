@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flightstate_oracle.lint import RULES, LintError, check, identifier_problem, lint
+from flightstate_oracle._lint import RULES, LintError, check, identifier_problem, lint
 
 MUST_FAIL = [
     ("O11-IDENTITY", "CREATE TABLE T (ID NUMBER GENERATED ALWAYS AS IDENTITY, X NUMBER(5))"),

@@ -97,7 +97,7 @@ def _table(store: OracleStore, table: str, flid: str) -> list[tuple[Any, ...]]:
 
 
 def _archived(store: OracleStore, table: str, flid: str) -> list[tuple[Any, ...]]:
-    """The _HIST rows of *table*'s columns (by name: PROVENANCE, migration 0007, follows
+    """The _HIST rows of *table*'s columns (by name: PROVENANCE, migration 0009, follows
     ARCHIVED_AT there)."""
     names = ", ".join(TABLES[table].names)
     query = f"SELECT {names} FROM {table}_HIST WHERE FLID = :f ORDER BY 1, 2"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import sqlglot
@@ -17,9 +18,9 @@ from sqlglot import exp
 from yoyo.migrations import read_sql_migration
 
 import flightstate_oracle
-from flightstate_oracle import sql, sql_ops
+from flightstate_oracle import _sql as sql
+from flightstate_oracle._lint import identifier_problem, lint
 from flightstate_oracle._schema import TABLES
-from flightstate_oracle.lint import identifier_problem, lint
 from flightstate_oracle.migrate import MIGRATIONS_DIR, strip_terminator
 
 PACKAGE = Path(flightstate_oracle.__file__).parent
@@ -35,25 +36,27 @@ def migration_statements() -> list[tuple[str, str]]:
     return out
 
 
-#: Modules that register statements; every ``sql*.py`` of the package must be listed here.
-STATEMENT_MODULES = {"sql": sql, "sql_ops": sql_ops}
+#: The namespaces call sites take statements from (``sql.X``: ``_sql``, whose modules register
+#: them); every module of the ``_sql`` package must be imported by it.
+STATEMENT_MODULES = {"sql": sql}
 ALL = [(name, s.text) for name, s in sql.REGISTRY.items()] + migration_statements()
 
 
 def test_collected_something() -> None:
     names = {name.split("#")[0] for name, _ in ALL}
     assert {
-        "0001.initial.sql", "0001.initial.rollback.sql", "flight_merge",
-        "0002.history_display.sql", "0003.lifecycle_requests.sql",
-        "0003.lifecycle_requests.rollback.sql", "proc_ids", "proc_duplicates",
+        "0001_core.sql", "0001_core.rollback.sql", "flight_merge",
+        "0002_history_display.sql", "0003_lifecycle_requests.sql",
+        "0003_lifecycle_requests.rollback.sql", "proc_ids", "proc_duplicates",
         "cleanup_dated", "archive.FLIGHT_SCHD", "response_log", "republish_insert",
     } <= names  # fmt: skip
     assert len(ALL) > 150
 
 
 def test_every_statement_module_is_collected() -> None:
-    on_disk = {path.stem for path in PACKAGE.glob("sql*.py")}
-    assert on_disk == set(STATEMENT_MODULES)
+    on_disk = {path.stem for path in (PACKAGE / "_sql").glob("*.py")} - {"__init__"}
+    imported = {name for name, value in vars(sql).items() if isinstance(value, ModuleType)}
+    assert on_disk == imported
 
 
 @pytest.mark.parametrize(("name", "text"), ALL, ids=[name for name, _ in ALL])
@@ -106,7 +109,7 @@ def test_passes_11g_lint(name: str, text: str) -> None:
 
 
 def _sql_attribute(node: ast.expr) -> bool:
-    """``sql.X``, ``sql_ops.X`` or ``<module>.X[...]``: a registered statement."""
+    """``sql.X`` or ``sql.X[...]``: a registered statement."""
     if isinstance(node, ast.Subscript):
         node = node.value
     return (
@@ -129,12 +132,12 @@ def test_every_call_site_uses_the_registry() -> None:
             if name in {"execute", "executemany"}:
                 if path.name == "migrate.py":  # yoyo runs the migration files (checked here)
                     continue  # and its own bookkeeping SQL (yoyo's, not ours)
-                # only db.py (on a Statement's text) and client.py (SESSION_SETUP) execute
-                assert path.name in {"db.py", "client.py"}, f"{path.name}:{node.lineno}"
+                # only _db.py (on a Statement's text) and session.py (SESSION_SETUP) execute
+                assert path.name in {"_db.py", "session.py"}, f"{path.name}:{node.lineno}"
                 arg = node.args[0]
                 assert isinstance(arg, ast.Attribute), path.name
                 assert arg.attr == "text", path.name
-            elif name in runners and path.name != "db.py":
+            elif name in runners and path.name != "_db.py":
                 assert _sql_attribute(node.args[1]), f"{path.name}:{node.lineno}"
                 seen += 1
     assert seen >= 20

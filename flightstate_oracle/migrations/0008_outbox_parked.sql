@@ -1,10 +1,10 @@
--- flightstate Oracle 11g schema, version 0006 (mirrors flightstate_pg 0008_outbox_parked):
+-- flightstate Oracle 11g schema, 0008_outbox_parked (was 0006.outbox_parked), as flightstate_pg:
 -- parked outbox events (docs/design.md, "Outbox dispatch"). Additive only: one new table.
 -- OUTBOX_PARKED: MSG_EVENT rows the dispatcher cannot deliver for a permanent reason (over
 -- the record size limit, or refused by the broker as invalid), written before the watermark
 -- moves past them. Unresolved (RESOLVED_AT NULL) until a later schd record of the FLID is
 -- delivered. No foreign key to MSG_EVENT: delivered events are purged, this record is kept.
--- depends: 0005.inbox_gaps
+-- depends: 0007_inbox_gaps
 
 CREATE TABLE OUTBOX_PARKED (
   EVENT_ID NUMBER(19) NOT NULL,

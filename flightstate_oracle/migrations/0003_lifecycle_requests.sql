@@ -5,7 +5,7 @@
 -- indexes on CASE .. END (rows where the CASE is NULL are not indexed; the queries in
 -- flightstate_oracle/sql.py repeat the exact expression); no IDENTITY, so REQUEST_ID comes
 -- from SCHD_REQUEST_ID_SEQ.
--- depends: 0002.history_display
+-- depends: 0002_history_display
 
 -- Cleanup candidates without an operation day, walked by FLID.
 CREATE INDEX FLIGHT_SCHD_NULLDAY_IX ON FLIGHT_SCHD (CASE WHEN OPERATION_DAY IS NULL THEN FLID END);

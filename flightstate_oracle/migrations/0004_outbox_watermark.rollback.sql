@@ -1,4 +1,4 @@
--- Undo 0004.outbox_watermark. The pre-0004 dispatcher reads DISPATCHED_AT, which the
+-- Undo 0004_outbox_watermark. The pre-0004 dispatcher reads DISPATCHED_AT, which the
 -- watermark dispatcher does not write: mark every row at or below the watermark first, so
 -- going back re-sends nothing that was delivered (Oracle has no UPDATE .. FROM).
 UPDATE MSG_EVENT SET DISPATCHED_AT = (

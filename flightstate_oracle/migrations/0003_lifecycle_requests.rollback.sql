@@ -1,4 +1,4 @@
--- Undo 0003.lifecycle_requests (REPUBLISH rows, if any, are removed first so the narrower
+-- Undo 0003_lifecycle_requests (REPUBLISH rows, if any, are removed first so the narrower
 -- KIND check can come back).
 DROP TABLE SCHD_RESPONSE_LOG PURGE;
 DROP TABLE SCHD_REQUEST PURGE;

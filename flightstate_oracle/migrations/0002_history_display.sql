@@ -4,7 +4,7 @@
 -- absent); ARCHIVED_AT is TIMESTAMP(6) holding UTC, because Oracle refuses TIMESTAMP WITH
 -- TIME ZONE in a primary key (ORA-02329). FLIGHT_SCHD_MAID_IX exists since 0001.
 -- Columns and types must equal flightstate_oracle/schema.py (tests/oracle checks it).
--- depends: 0001.initial
+-- depends: 0001_core
 
 CREATE INDEX FLIGHT_SCHD_OPDAY_IX ON FLIGHT_SCHD (OPERATION_DAY, FLID);
 

@@ -2,7 +2,7 @@
 
 PROC_STATE holds the message's outcome and, when there is one, its backfill intent
 (SUBSYSTEM_* columns; the intent's status and time are STATUS and PROCESSED_AT, as in
-flightstate_pg). Texts that may be ``""`` keep it through EMPTY_CODES (see ``presence``).
+flightstate_pg). Texts that may be ``""`` keep it through EMPTY_CODES (see ``_presence``).
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from flightstate_core.domain.records import (
     SnapLogEntry,
 )
 from flightstate_core.domain.write_plan import payload_text, snap_texts
-from flightstate_oracle._rows import Row, check_row
-from flightstate_oracle._schema import EMPTY_CODES, PROC_TEXT_COLUMNS, TABLES, utf8_len
-from flightstate_oracle.presence import (
+from flightstate_oracle._presence import (
     decode_text,
     encode_texts,
     from_utc_naive,
     parse_empty_codes,
     to_utc_naive,
 )
+from flightstate_oracle._rows import Row, check_row
+from flightstate_oracle._schema import EMPTY_CODES, PROC_TEXT_COLUMNS, TABLES, utf8_len
 
 __all__ = [
     "MAX_ERROR_BYTES",

@@ -1,7 +1,7 @@
 """Executing registered statements: explicit bind types, CLOBs read as text, MERGE retry.
 
 This is the only module that calls ``cursor.execute``/``executemany``; it takes a
-``sql.Statement`` and sets its input sizes from the statement's bind kinds, so a TIMESTAMP
+``_sql.Statement`` and sets its input sizes from the statement's bind kinds, so a TIMESTAMP
 never travels as a string and a long CLOB never as a VARCHAR2 (ORA-01461).
 """
 
@@ -14,7 +14,7 @@ import oracledb
 
 from flightstate_oracle._errors import is_unique_violation
 from flightstate_oracle._schema import Bind
-from flightstate_oracle.sql import Statement
+from flightstate_oracle._sql import Statement
 
 __all__ = ["MERGE_ATTEMPTS", "input_types", "merge_many", "query", "run", "run_many"]
 

@@ -1,4 +1,4 @@
--- Undo 0005.inbox_gaps: the pump before it neither reads nor writes these; open gaps are
+-- Undo 0007_inbox_gaps: the pump before it neither reads nor writes these; open gaps are
 -- forgotten.
 ALTER TABLE PROC_STATE DROP CONSTRAINT PROC_STATE_LATE_CK;
 ALTER TABLE PROC_STATE DROP COLUMN LATE;

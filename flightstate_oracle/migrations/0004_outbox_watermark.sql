@@ -8,7 +8,7 @@
 -- a later delivered record). MSG_EVENT.DISPATCHED_AT is no longer written; rows above the
 -- watermark that the pre-0004 dispatcher had already marked are skipped, never re-sent.
 -- MSG_EVENT_UNDELIV_IX stays until a later contract step.
--- depends: 0003.lifecycle_requests
+-- depends: 0003_lifecycle_requests
 
 CREATE TABLE OUTBOX_WATERMARK (
   OUTBOX_NAME VARCHAR2(64 BYTE) NOT NULL,

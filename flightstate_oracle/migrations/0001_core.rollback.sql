@@ -1,4 +1,4 @@
--- Undo 0001.initial: drops every flightstate table and sequence (data is lost).
+-- Undo 0001_core: drops every flightstate table and sequence (data is lost).
 DROP TABLE SCHD_SNAP_LOG CASCADE CONSTRAINTS PURGE;
 DROP TABLE INBOX_CURSOR CASCADE CONSTRAINTS PURGE;
 DROP TABLE PROC_STATE CASCADE CONSTRAINTS PURGE;

@@ -21,7 +21,7 @@ import oracledb
 from attrs import frozen
 
 from flightstate_core.domain.errors import ConfigError
-from flightstate_oracle import sql
+from flightstate_oracle import _sql as sql
 from flightstate_oracle._errors import translated
 
 __all__ = ["CLIENT_DIR_ENV", "OracleSettings", "create_pool", "init_thick_mode", "parse_oracle_url"]

@@ -1,10 +1,10 @@
--- flightstate Oracle 11g schema, version 0005 (mirrors flightstate_pg 0007_inbox_gaps):
+-- flightstate Oracle 11g schema, 0007_inbox_gaps (was 0005.inbox_gaps), as flightstate_pg:
 -- gap-aware inbox reading. Additive only (review F6): one new table and three columns with
 -- a constant default (11g adds a NOT NULL column with a default as a dictionary change,
 -- no row is rewritten).
 -- INBOX_GAP: open gaps of an inbox, ids LOW_ID..HIGH_ID (inclusive) missing below its
 -- cursor since FIRST_SEEN_AT, written in the transaction of the batch that went past them.
--- depends: 0004.outbox_watermark
+-- depends: 0004_outbox_watermark
 
 CREATE TABLE INBOX_GAP (
   INBOX_NAME VARCHAR2(64 BYTE) NOT NULL,

@@ -1,4 +1,4 @@
--- Undo 0002.history_display: drops the display view, the history twins (archived rows are
+-- Undo 0002_history_display: drops the display view, the history twins (archived rows are
 -- lost) and the look-up indexes.
 DROP VIEW FLIGHT_SCHD_DISPLAY;
 DROP TABLE FLIGHT_ROUTE_POINT_HIST PURGE;
