@@ -2,7 +2,7 @@
 
 Entry points (same names and meaning as ``flightstate_pg``): ``OracleStore``
 (``StateStore``, ``FlightReader``, ``BackfillQueue``; its transactions are also
-``flightstate_core.engine.unit_of_work.BatchTransaction``s), ``OracleOutbox`` (dispatch watermark,
+``flightstate_core.ports.BatchTransaction``s), ``OracleOutbox`` (dispatch watermark,
 migration 0004), ``OracleLeaderLease``, ``migrate``; ``create_pool`` / ``init_thick_mode``
 for the driver. Operations with the signatures of their PostgreSQL twins:
 ``flightstate_oracle.lifecycle`` (``run_cleanup``), ``.requests`` (``request_schedule``,

@@ -36,8 +36,7 @@ from flightstate_core.domain.decision import Outcome
 from flightstate_core.domain.errors import LeadershipLost, PermanentError
 from flightstate_core.domain.records import ProcessedMessage, ProcRecord
 from flightstate_core.domain.state import FlightState
-from flightstate_core.engine.requests import ResponseLog
-from flightstate_core.engine.requeue import DeadClaim
+from flightstate_core.ports import DeadClaim, ResponseLog
 from flightstate_oracle import _requeue, sql
 from flightstate_oracle._errors import translated
 from flightstate_oracle._load import chunked, codeshare_flids, fetch_states, in_params

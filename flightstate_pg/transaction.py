@@ -26,8 +26,7 @@ from flightstate_core.domain.decision import Outcome
 from flightstate_core.domain.errors import LeadershipLost, PermanentError
 from flightstate_core.domain.records import ProcessedMessage, ProcRecord
 from flightstate_core.domain.state import FlightState
-from flightstate_core.engine.requests import ResponseLog
-from flightstate_core.engine.requeue import DeadClaim
+from flightstate_core.ports import DeadClaim, ResponseLog
 from flightstate_pg import _requeue
 from flightstate_pg._cache import STAMPS, StateCache
 from flightstate_pg._errors import translated

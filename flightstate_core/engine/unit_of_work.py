@@ -26,9 +26,9 @@ Failure rules, so that a failing message never takes the others with it:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import TypeAlias, TypeVar
 
 from attrs import frozen
 
@@ -39,14 +39,19 @@ from flightstate_core.domain.messages import Message
 from flightstate_core.domain.records import InboxRow, ProcessedMessage
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.outcome import Decoded, Undecodable, build_processed, payload_digest
-from flightstate_core.ports import ArchivedVersions, StateStore, StateTransaction
+from flightstate_core.ports import (
+    ArchivedVersions,
+    BatchTransaction,
+    DuplicateKey,
+    StateStore,
+    StateTransaction,
+    Transactional,
+    UnitReadAhead,
+)
 
 __all__ = [
     "AfterSave",
-    "BatchTransaction",
-    "DuplicateKey",
     "Failure",
-    "UnitReadAhead",
     "Work",
     "apply_locked",
     "locked_transaction",
@@ -57,17 +62,7 @@ __all__ = [
 AfterSave: TypeAlias = Callable[[StateTransaction, Message, ProcessedMessage], None]
 """Called inside the transaction after a decoded message is saved (e.g. RESP matching)."""
 
-DuplicateKey = tuple[str, str]  # (identity_key, payload digest)
-
 Tx = TypeVar("Tx", bound=StateTransaction)
-Tx_co = TypeVar("Tx_co", bound=StateTransaction, covariant=True)
-
-
-class Transactional(Protocol[Tx_co]):
-    """A store that opens transactions of some ``StateTransaction`` type."""
-
-    def transaction(self) -> AbstractContextManager[Tx_co]:
-        """Open a transaction; commit on normal exit, roll back on exception."""
 
 
 @contextmanager
@@ -77,40 +72,6 @@ def locked_transaction(store: Transactional[Tx], epoch: int | None) -> Iterator[
     with store.transaction() as tx:
         tx.lock_pipeline(epoch)
         yield tx
-
-
-@runtime_checkable
-class BatchTransaction(StateTransaction, Protocol):
-    """Optional batch reads and one batch write; a store without them still works."""
-
-    def get_procs(self, message_ids: Collection[int]) -> set[int]:
-        """Which of these message ids already have a PROC_STATE row."""
-
-    def find_duplicates(
-        self, keys: Collection[DuplicateKey]
-    ) -> dict[DuplicateKey, list[tuple[int, datetime | None]]]:
-        """SUCCEEDED (message id, DTTM) pairs for each (identity_key, digest) asked."""
-
-    def save_many(self, processed: Sequence[ProcessedMessage]) -> None:
-        """Write several processed messages as one (same effect as saving each in order)."""
-
-
-@runtime_checkable
-class UnitReadAhead(Protocol):
-    """Optional: the reads a unit starts with, announced together so that a store can make
-    them in one round trip (PostgreSQL pipelines them). The calls that follow are the same
-    as without it and must answer exactly as they would have."""
-
-    def read_ahead(
-        self,
-        message_ids: Collection[int],
-        keys: Collection[DuplicateKey],
-        flids: Collection[str],
-        masters: Collection[str],
-    ) -> None:
-        """``get_procs(message_ids)``, ``find_duplicates(keys)``, ``load_flights`` of
-        *flids*, ``load_codeshares(masters)`` and ``version_floors`` of absent *flids*
-        are about to be asked."""
 
 
 @frozen

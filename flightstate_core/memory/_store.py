@@ -33,9 +33,9 @@ from flightstate_core.domain.records import (
     SnapLogEntry,
 )
 from flightstate_core.domain.state import FlightState
-from flightstate_core.engine.requeue import DeadClaim
 from flightstate_core.engine.unit_of_work import locked_transaction
 from flightstate_core.memory.parked import MemoryParking
+from flightstate_core.ports import DeadClaim
 
 __all__ = ["MemoryInbox", "MemoryStore", "MemoryTransaction"]
 
