@@ -1,0 +1,39 @@
+"""The optional capabilities' contracts on PostgreSQL: the unit's reads in one round trip,
+requeue of DEAD messages (audited in RUNNER_REQUEUE), and the health probe."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from psycopg.conninfo import make_conninfo
+
+from flightstate_core.testing.health_contract import StoreHealthContract
+from flightstate_core.testing.read_ahead_contract import UnitReadAheadContract
+from flightstate_core.testing.requeue_contract import DeadMessagesContract
+from flightstate_pg import PgStore
+from tests.pg._store_hooks import PgStoreHooks
+
+pytestmark = pytest.mark.pg
+
+
+class TestPgReadAheadContract(PgStoreHooks, UnitReadAheadContract):
+    """``UnitReadAhead`` on both PostgreSQL servers."""
+
+
+class TestPgDeadMessagesContract(PgStoreHooks, DeadMessagesContract):
+    """``DeadMessages`` on both PostgreSQL servers."""
+
+
+class TestPgHealthContract(StoreHealthContract):
+    """``StoreHealth`` on both PostgreSQL servers; nothing listens on port 1."""
+
+    @pytest.fixture
+    def store(self, fresh_pg: str) -> Iterator[PgStore]:
+        store = PgStore(fresh_pg)
+        yield store
+        store.close()
+
+    def unreachable(self, store: Any) -> PgStore:
+        return PgStore(make_conninfo("host=127.0.0.1 port=1 dbname=x user=postgres"))
