@@ -1,5 +1,6 @@
-"""The optional capabilities' contracts on Oracle 11.2: requeue of DEAD messages (Oracle
-has no read-ahead; its health probe is checked in ``test_health_oracle``).
+"""The optional capabilities' contracts on Oracle 11.2: requeue of DEAD messages and the
+archived versions (Oracle has no read-ahead; its health probe is checked in
+``test_health_oracle``).
 
 Runs when ``FLIGHTSTATE_TEST_ORACLE_DSN`` and ``FLIGHTSTATE_ORACLE_CLIENT_DIR`` are set (see
 ``tests/oracle/conftest.py``: a dedicated schema, emptied before each test); SKIPPED without.
@@ -7,13 +8,29 @@ Runs when ``FLIGHTSTATE_TEST_ORACLE_DSN`` and ``FLIGHTSTATE_ORACLE_CLIENT_DIR`` 
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 import pytest
 
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.engine.lifecycle import RetentionPolicy
+from flightstate_core.testing.archived_contract import LATER, ArchivedVersionsContract
 from flightstate_core.testing.requeue_contract import DeadMessagesContract
+from flightstate_oracle.lifecycle import run_cleanup
 from tests.oracle._store_hooks import OracleStoreHooks
 
 pytestmark = pytest.mark.oracle
 
+_RELEASE_DELETED = RetentionPolicy(retention=timedelta(0), quiet_period=timedelta(0))
+
 
 class TestOracleDeadMessagesContract(OracleStoreHooks, DeadMessagesContract):
     """``DeadMessages`` on the emptied test schema."""
+
+
+class TestOracleArchivedVersionsContract(OracleStoreHooks, ArchivedVersionsContract):
+    """``ArchivedVersions`` on the emptied test schema (FLIGHT_SCHD_HIST)."""
+
+    def archive(self, store: Any) -> None:
+        run_cleanup(store, _RELEASE_DELETED, CoreConfig(), now=LATER)

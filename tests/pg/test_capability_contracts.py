@@ -1,21 +1,29 @@
 """The optional capabilities' contracts on PostgreSQL: the unit's reads in one round trip,
-requeue of DEAD messages (audited in RUNNER_REQUEUE), and the health probe."""
+requeue of DEAD messages (audited in RUNNER_REQUEUE), the health probe and the archived
+versions."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from psycopg.conninfo import make_conninfo
 
+from flightstate_core.domain.config import CoreConfig
+from flightstate_core.engine.lifecycle import RetentionPolicy
+from flightstate_core.testing.archived_contract import LATER, ArchivedVersionsContract
 from flightstate_core.testing.health_contract import StoreHealthContract
 from flightstate_core.testing.read_ahead_contract import UnitReadAheadContract
 from flightstate_core.testing.requeue_contract import DeadMessagesContract
 from flightstate_pg import PgStore
+from flightstate_pg.lifecycle import run_cleanup
 from tests.pg._store_hooks import PgStoreHooks
 
 pytestmark = pytest.mark.pg
+
+_RELEASE_DELETED = RetentionPolicy(retention=timedelta(0), quiet_period=timedelta(0))
 
 
 class TestPgReadAheadContract(PgStoreHooks, UnitReadAheadContract):
@@ -37,3 +45,10 @@ class TestPgHealthContract(StoreHealthContract):
 
     def unreachable(self, store: Any) -> PgStore:
         return PgStore(make_conninfo("host=127.0.0.1 port=1 dbname=x user=postgres"))
+
+
+class TestPgArchivedVersionsContract(PgStoreHooks, ArchivedVersionsContract):
+    """``ArchivedVersions`` on both PostgreSQL servers (FLIGHT_SCHD_HIST)."""
+
+    def archive(self, store: Any) -> None:
+        run_cleanup(store, _RELEASE_DELETED, CoreConfig(), now=LATER)
