@@ -1,11 +1,11 @@
 """The optional capabilities' contracts on PostgreSQL: the unit's reads in one round trip,
-requeue of DEAD messages (audited in RUNNER_REQUEUE), the health probe and the archived
-versions."""
+requeue of DEAD messages (audited in RUNNER_REQUEUE), the health probe, the archived
+versions and the schedule-response log."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,8 +17,11 @@ from flightstate_core.testing.archived_contract import LATER, ArchivedVersionsCo
 from flightstate_core.testing.health_contract import StoreHealthContract
 from flightstate_core.testing.read_ahead_contract import UnitReadAheadContract
 from flightstate_core.testing.requeue_contract import DeadMessagesContract
+from flightstate_core.testing.responses_contract import RecordingOutbound, ScheduleResponsesContract
+from flightstate_core.testing.samples import NOW
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup
+from flightstate_pg.requests import request_schedule
 from tests.pg._store_hooks import PgStoreHooks
 
 pytestmark = pytest.mark.pg
@@ -52,3 +55,12 @@ class TestPgArchivedVersionsContract(PgStoreHooks, ArchivedVersionsContract):
 
     def archive(self, store: Any) -> None:
         run_cleanup(store, _RELEASE_DELETED, CoreConfig(), now=LATER)
+
+
+class TestPgScheduleResponsesContract(PgStoreHooks, ScheduleResponsesContract):
+    """``ScheduleResponses`` on both PostgreSQL servers (SCHD_REQUEST, SCHD_RESPONSE_LOG)."""
+
+    def request(self, store: Any, window: tuple[datetime, datetime]) -> int:
+        start, end = window
+        return request_schedule(store, RecordingOutbound(), start, end, now=NOW,
+                                config=CoreConfig())  # fmt: skip
