@@ -1,6 +1,6 @@
 """The optional capabilities' contracts on Oracle 11.2: requeue of DEAD messages, the
-archived versions and the schedule-response log (Oracle has no read-ahead; its health probe is checked in
-``test_health_oracle``).
+archived versions and the schedule-response log (Oracle has no read-ahead; its health
+probe is checked in ``test_health_oracle``).
 
 Runs when ``FLIGHTSTATE_TEST_ORACLE_DSN`` and ``FLIGHTSTATE_ORACLE_CLIENT_DIR`` are set (see
 ``tests/oracle/conftest.py``: a dedicated schema, emptied before each test); SKIPPED without.
