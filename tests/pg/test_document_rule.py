@@ -13,7 +13,7 @@ from flightstate_core.domain.items import DocItem
 from flightstate_core.domain.records import ProcessedMessage
 from flightstate_core.domain.write_plan import documents
 from flightstate_core.testing.store_contract import flight, processed
-from flightstate_pg import PgStore, _docjson
+from flightstate_pg import PgStore, _documents
 
 pytestmark = pytest.mark.pg
 
@@ -42,5 +42,5 @@ def test_a_repeated_document_key_is_refused_and_nothing_is_written(pg_db: str) -
 
 
 def test_the_columns_hold_the_core_text() -> None:
-    assert _docjson.encode_document is documents.encode_document
-    assert _docjson.decode_document is documents.decode_document
+    assert _documents.encode_document is documents.encode_document
+    assert _documents.decode_document is documents.decode_document
