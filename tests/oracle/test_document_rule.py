@@ -12,7 +12,7 @@ from flightstate_core.domain.errors import PermanentError
 from flightstate_core.domain.items import DocItem
 from flightstate_core.domain.write_plan import documents
 from flightstate_core.testing.store_contract import flight, processed
-from flightstate_oracle import documents as oracle_documents
+from flightstate_oracle import _documents as oracle_documents
 from flightstate_oracle._writes import plan_writes
 
 ZONE = ZoneInfo("Asia/Shanghai")
