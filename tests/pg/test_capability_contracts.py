@@ -1,6 +1,7 @@
 """The optional capabilities' contracts on PostgreSQL: the unit's reads in one round trip,
 requeue of DEAD messages (audited in RUNNER_REQUEUE), the health probe, the archived
-versions and the schedule-response log."""
+versions and the schedule-response log; and the ``MessageProcessor`` contract of the
+engine's ``ServiceProcessor`` on it."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from attrs import define
 from psycopg.conninfo import make_conninfo
 
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.engine.lifecycle import RetentionPolicy
+from flightstate_core.engine.processor import ServiceProcessor
 from flightstate_core.testing.archived_contract import LATER, ArchivedVersionsContract
 from flightstate_core.testing.health_contract import StoreHealthContract
+from flightstate_core.testing.processor_contract import ProcessorContract
 from flightstate_core.testing.read_ahead_contract import UnitReadAheadContract
 from flightstate_core.testing.requeue_contract import DeadMessagesContract
 from flightstate_core.testing.responses_contract import RecordingOutbound, ScheduleResponsesContract
@@ -64,3 +68,19 @@ class TestPgScheduleResponsesContract(PgStoreHooks, ScheduleResponsesContract):
         start, end = window
         return request_schedule(store, RecordingOutbound(), start, end, now=NOW,
                                 config=CoreConfig())  # fmt: skip
+
+
+@define
+class _Processing:
+    store: PgStore
+    processor: ServiceProcessor
+
+
+class TestPgProcessorContract(ProcessorContract):
+    """``MessageProcessor`` (``ServiceProcessor``) on both PostgreSQL servers."""
+
+    @pytest.fixture
+    def processor_harness(self, fresh_pg: str) -> Iterator[_Processing]:
+        store = PgStore(fresh_pg)
+        yield _Processing(store, ServiceProcessor(store, CoreConfig()))
+        store.close()
