@@ -1,4 +1,4 @@
-"""Requeue on Oracle (``flightstate_core.engine.requeue.DeadMessages``): take a DEAD message's
+"""Requeue on Oracle (``flightstate_core.ports.DeadMessages``): take a DEAD message's
 PROC_STATE row back in the caller's locked transaction. The Oracle schema keeps no
 requeue audit table (PostgreSQL's RUNNER_REQUEUE belongs to the runner's migration), so
 the claim carries no audit id and completing it writes nothing."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import oracledb
 
-from flightstate_core.engine.requeue import DeadClaim
+from flightstate_core.ports import DeadClaim
 from flightstate_oracle import _sql as sql
 from flightstate_oracle._db import query, run
 

@@ -11,12 +11,7 @@ from datetime import datetime
 
 import oracledb
 
-from flightstate_core.engine.requests import (
-    RequestStatus,
-    ResponseLog,
-    ScheduleRequestRecord,
-    Window,
-)
+from flightstate_core.ports import RequestStatus, ResponseLog, ScheduleRequestRecord, Window
 from flightstate_oracle import _sql as sql
 from flightstate_oracle._db import query, run
 from flightstate_oracle._errors import is_unique_violation, translated

@@ -29,11 +29,9 @@ from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.messages import ScheduleMessage
 from flightstate_core.engine.requests import (
     ROUTING_RQFD,
-    Outbound,
     ReconcileReport,
     RequestAction,
     RequestStatusReport,
-    Window,
     count_actions,
     match_logged,
     next_action,
@@ -44,7 +42,7 @@ from flightstate_core.engine.requests import (
     schedule_response_hook,
     window_from_inbox,
 )
-from flightstate_core.ports import Inbox
+from flightstate_core.ports import Inbox, Outbound, Window
 from flightstate_oracle import _sql as sql
 from flightstate_oracle._db import query, run
 from flightstate_oracle._errors import translated

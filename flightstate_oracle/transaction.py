@@ -36,9 +36,8 @@ from flightstate_core.domain.decision import Outcome
 from flightstate_core.domain.errors import PermanentError
 from flightstate_core.domain.records import ProcessedMessage, ProcRecord
 from flightstate_core.domain.state import FlightState
-from flightstate_core.engine.requests import ResponseLog
-from flightstate_core.engine.requeue import DeadClaim
 from flightstate_core.engine.transactions import check_epoch, read_through, require_locked
+from flightstate_core.ports import DeadClaim, ResponseLog
 from flightstate_core.support.guard import guarded_by
 from flightstate_oracle import _requeue
 from flightstate_oracle import _sql as sql

@@ -1,4 +1,4 @@
-"""The first reads of a unit of work in one round trip (``unit_of_work.UnitReadAhead``).
+"""The first reads of a unit of work in one round trip (``ports.UnitReadAhead``).
 
 Why: a unit starts with five small reads (processed ids, business duplicates, the flights'
 stamps, codeshares of its masters, archived version floors). Each is a round trip, and in

@@ -1,4 +1,4 @@
-"""Requeue on PostgreSQL (``flightstate_core.engine.requeue.DeadMessages``): take a DEAD message's
+"""Requeue on PostgreSQL (``flightstate_core.ports.DeadMessages``): take a DEAD message's
 PROC_STATE row back and audit it in RUNNER_REQUEUE (migration 0005), in the caller's
 locked transaction."""
 
@@ -9,7 +9,7 @@ from typing import Any, Final
 import psycopg
 
 from flightstate_core.domain.decision import Outcome
-from flightstate_core.engine.requeue import DeadClaim
+from flightstate_core.ports import DeadClaim
 
 __all__ = ["claim_dead", "requeue_done"]
 

@@ -12,12 +12,7 @@ from typing import Any, Final
 
 import psycopg
 
-from flightstate_core.engine.requests import (
-    RequestStatus,
-    ResponseLog,
-    ScheduleRequestRecord,
-    Window,
-)
+from flightstate_core.ports import RequestStatus, ResponseLog, ScheduleRequestRecord, Window
 
 __all__ = ["COLUMNS", "record", "response_log"]
 

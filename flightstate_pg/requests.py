@@ -33,11 +33,9 @@ from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.messages import ScheduleMessage
 from flightstate_core.engine.requests import (
     ROUTING_RQFD,
-    Outbound,
     ReconcileReport,
     RequestAction,
     RequestStatusReport,
-    Window,
     count_actions,
     match_logged,
     next_action,
@@ -48,7 +46,7 @@ from flightstate_core.engine.requests import (
     schedule_response_hook,
     window_from_inbox,
 )
-from flightstate_core.ports import Inbox
+from flightstate_core.ports import Inbox, Outbound, Window
 from flightstate_pg._responses import COLUMNS as _COLUMNS
 from flightstate_pg._responses import record as _record
 from flightstate_pg._responses import response_log

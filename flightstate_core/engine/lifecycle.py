@@ -38,8 +38,8 @@ from flightstate_core.domain.decision import EventKind, OutboxEvent
 from flightstate_core.domain.errors import ConfigError, PermanentError
 from flightstate_core.domain.state import FlightState
 from flightstate_core.domain.wire import notification
-from flightstate_core.engine.unit_of_work import Transactional, locked_transaction
-from flightstate_core.ports import StateTransaction
+from flightstate_core.engine.unit_of_work import locked_transaction
+from flightstate_core.ports import StateTransaction, Transactional
 
 __all__ = [
     "CLEANUP_STEPS",

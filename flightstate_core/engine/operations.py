@@ -31,8 +31,8 @@ from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.records import BackfillIntent, ProcRecord
 from flightstate_core.domain.state import FlightState
 from flightstate_core.domain.wire import wire
-from flightstate_core.engine.unit_of_work import Transactional, locked_transaction
-from flightstate_core.ports import StateTransaction
+from flightstate_core.engine.unit_of_work import locked_transaction
+from flightstate_core.ports import StateTransaction, Transactional
 
 __all__ = [
     "REPUBLISH_KIND",

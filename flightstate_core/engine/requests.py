@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Any, Final, Protocol, TypeAlias, TypeGuard, runtime_checkable
+from typing import Any, Final, TypeGuard
 
 import attrs
 from attrs import frozen
@@ -32,19 +32,21 @@ from flightstate_core.domain.messages import Envelope, Message, ScheduleMessage,
 from flightstate_core.domain.records import ProcessedMessage
 from flightstate_core.domain.times import parse_time
 from flightstate_core.domain.values import Set
-from flightstate_core.ports import Inbox, StateTransaction
+from flightstate_core.ports import (
+    Inbox,
+    RequestStatus,
+    ResponseLog,
+    ScheduleRequestRecord,
+    ScheduleResponses,
+    StateTransaction,
+    Window,
+)
 
 __all__ = [
     "ROUTING_RQFD",
-    "Outbound",
     "ReconcileReport",
     "RequestAction",
-    "RequestStatus",
     "RequestStatusReport",
-    "ResponseLog",
-    "ScheduleRequestRecord",
-    "ScheduleResponses",
-    "Window",
     "applied_response",
     "count_actions",
     "format_sis_time",
@@ -62,36 +64,14 @@ __all__ = [
 
 #: coutmsgs ROUTINGID of a daily-schedule request.
 ROUTING_RQFD: Final = "VIEWRQFD"
-#: The SODT range of a response (earliest, latest), None when no flight carries SODT.
-Window: TypeAlias = tuple[datetime, datetime] | None
 
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
-
-
-class RequestStatus(str, Enum):
-    OPEN = "OPEN"
-    ANSWERED = "ANSWERED"
-    FAILED = "FAILED"
 
 
 class RequestAction(str, Enum):
     WAIT = "WAIT"
     RESEND = "RESEND"
     FAIL = "FAIL"
-
-
-@frozen
-class ScheduleRequestRecord:
-    """One outstanding or finished schedule request, as the store keeps it."""
-
-    request_id: int
-    window_start: datetime
-    window_end: datetime
-    seqn: int
-    sent_at: datetime
-    attempts: int
-    status: RequestStatus
-    answered_by: int | None = None  # inbox message id of the matching RESP
 
 
 def format_sis_time(moment: datetime, config: CoreConfig) -> str:
@@ -152,13 +132,6 @@ def next_action(
 # --------------------------------------------------------------------------- sending
 
 
-class Outbound(Protocol):
-    """Where outbound SIS messages go (``flightstate_mysql.outbound.MySqlOutbound``)."""
-
-    def send(self, raw: str, routing_id: str, *, at: datetime) -> int:
-        """Insert one message for the transport; return its row id once committed."""
-
-
 def rqfd_text(
     sndr: str, seqn: int, window: tuple[datetime, datetime], *, now: datetime, config: CoreConfig
 ) -> str:
@@ -180,24 +153,6 @@ def count_actions(
 
 
 # --------------------------------------------------------------------------- matching
-
-
-class ResponseLog(Protocol):
-    """SCHD_RESPONSE_LOG and SCHD_REQUEST inside one open transaction of a backend."""
-
-    def logged(self, message_id: int) -> tuple[bool, int | None]:
-        """(whether this message is logged, the REQUEST_ID it was matched to)."""
-
-    def open_requests(self, as_of: datetime | None) -> list[ScheduleRequestRecord]:
-        """Requests open now (None), or open when a RESP was applied at ``as_of`` (created
-        before it, not answered/failed before it); locked FOR UPDATE."""
-
-    def log(self, message_id: int, request_id: int | None, window: Window,
-            now: datetime | None) -> bool:  # fmt: skip
-        """Insert the log row; False if it was there already (a concurrent match won)."""
-
-    def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
-        """Mark the request ANSWERED by this message (clears FAILED_AT)."""
 
 
 def match_logged(
@@ -315,16 +270,6 @@ class RequestStatusReport:
                 for r in self.requests
             ],
         }  # fmt: skip
-
-
-@runtime_checkable
-class ScheduleResponses(Protocol):
-    """Optional on a transaction: its store keeps schedule requests (SCHD_REQUEST), so an
-    applied SCHD RESP is matched inside the transaction that applies it (PostgreSQL and
-    Oracle; a store without them leaves matching to nobody, as the memory store does)."""
-
-    def response_log(self) -> ResponseLog:
-        """SCHD_RESPONSE_LOG and SCHD_REQUEST inside this transaction."""
 
 
 def schedule_response_hook(

@@ -20,46 +20,21 @@ DEAD.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol, runtime_checkable
 
 from attrs import frozen
 
 from flightstate_core.domain.config import CoreConfig
-from flightstate_core.domain.decision import Outcome
 from flightstate_core.domain.errors import FlightstateError
 from flightstate_core.domain.records import InboxRow, ProcessedMessage
 from flightstate_core.engine.outcome import decode_row
 from flightstate_core.engine.unit_of_work import AfterSave, Work, apply_locked, locked_transaction
-from flightstate_core.ports import StateStore, StateTransaction
+from flightstate_core.ports import DeadClaim, DeadMessages, StateStore
 
-__all__ = ["DeadClaim", "DeadMessages", "RequeueRefused", "Requeued", "requeue_dead"]
+__all__ = ["RequeueRefused", "Requeued", "requeue_dead"]
 
 
 class RequeueRefused(FlightstateError):
     """The message is not DEAD (or not in the inbox): nothing was changed."""
-
-
-@frozen
-class DeadClaim:
-    """A DEAD message taken back for requeue: what its PROC_STATE row said, and the
-    store's audit row of the requeue (None where the store keeps no audit)."""
-
-    message_id: int
-    reason: str | None
-    attempts: int
-    audit_id: int | None = None
-
-
-@runtime_checkable
-class DeadMessages(StateTransaction, Protocol):
-    """Optional on a transaction: DEAD messages can be taken back for requeue."""
-
-    def claim_dead(self, message_id: int) -> DeadClaim | None:
-        """Delete the message's PROC_STATE row if it is DEAD (and audit the requeue);
-        None, changing nothing, if it is not DEAD."""
-
-    def requeue_done(self, claim: DeadClaim, status: Outcome) -> None:
-        """Complete the requeue's audit with the new outcome (nothing without an audit)."""
 
 
 @frozen

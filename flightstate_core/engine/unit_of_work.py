@@ -25,28 +25,32 @@ Failure rules, so that a failing message never takes the others with it:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import TypeAlias, TypeVar
 
 from attrs import frozen
 
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.decision import Decision, DecisionContext, Outcome
-from flightstate_core.domain.handlers import NamedFlids, decide, named_flids, needed_flids
+from flightstate_core.domain.handlers import decide, needed_flids
 from flightstate_core.domain.messages import Message
 from flightstate_core.domain.records import InboxRow, ProcessedMessage
-from flightstate_core.domain.state import FlightState
+from flightstate_core.engine._overlay import Duplicates, FallbackDuplicates, Overlay
 from flightstate_core.engine.outcome import Decoded, Undecodable, build_processed, payload_digest
-from flightstate_core.ports import ArchivedVersions, StateStore, StateTransaction
+from flightstate_core.ports import (
+    ArchivedVersions,
+    BatchTransaction,
+    StateStore,
+    StateTransaction,
+    Transactional,
+    UnitReadAhead,
+)
 
 __all__ = [
     "AfterSave",
-    "BatchTransaction",
-    "DuplicateKey",
     "Failure",
-    "UnitReadAhead",
     "Work",
     "apply_locked",
     "locked_transaction",
@@ -57,17 +61,7 @@ __all__ = [
 AfterSave: TypeAlias = Callable[[StateTransaction, Message, ProcessedMessage], None]
 """Called inside the transaction after a decoded message is saved (e.g. RESP matching)."""
 
-DuplicateKey = tuple[str, str]  # (identity_key, payload digest)
-
 Tx = TypeVar("Tx", bound=StateTransaction)
-Tx_co = TypeVar("Tx_co", bound=StateTransaction, covariant=True)
-
-
-class Transactional(Protocol[Tx_co]):
-    """A store that opens transactions of some ``StateTransaction`` type."""
-
-    def transaction(self) -> AbstractContextManager[Tx_co]:
-        """Open a transaction; commit on normal exit, roll back on exception."""
 
 
 @contextmanager
@@ -77,40 +71,6 @@ def locked_transaction(store: Transactional[Tx], epoch: int | None) -> Iterator[
     with store.transaction() as tx:
         tx.lock_pipeline(epoch)
         yield tx
-
-
-@runtime_checkable
-class BatchTransaction(StateTransaction, Protocol):
-    """Optional batch reads and one batch write; a store without them still works."""
-
-    def get_procs(self, message_ids: Collection[int]) -> set[int]:
-        """Which of these message ids already have a PROC_STATE row."""
-
-    def find_duplicates(
-        self, keys: Collection[DuplicateKey]
-    ) -> dict[DuplicateKey, list[tuple[int, datetime | None]]]:
-        """SUCCEEDED (message id, DTTM) pairs for each (identity_key, digest) asked."""
-
-    def save_many(self, processed: Sequence[ProcessedMessage]) -> None:
-        """Write several processed messages as one (same effect as saving each in order)."""
-
-
-@runtime_checkable
-class UnitReadAhead(Protocol):
-    """Optional: the reads a unit starts with, announced together so that a store can make
-    them in one round trip (PostgreSQL pipelines them). The calls that follow are the same
-    as without it and must answer exactly as they would have."""
-
-    def read_ahead(
-        self,
-        message_ids: Collection[int],
-        keys: Collection[DuplicateKey],
-        flids: Collection[str],
-        masters: Collection[str],
-    ) -> None:
-        """``get_procs(message_ids)``, ``find_duplicates(keys)``, ``load_flights`` of
-        *flids*, ``load_codeshares(masters)`` and ``version_floors`` of absent *flids*
-        are about to be asked."""
 
 
 @frozen
@@ -131,138 +91,32 @@ class Work:
         return None if self.forced is not None or isinstance(decoded, Undecodable) else decoded
 
 
-# --------------------------------------------------------------------------- overlay
-
-
-class _Overlay:
-    """Current states as this unit sees them: the store's, then the unit's own changes.
-
-    ``by_master`` indexes codeshares by their MAID so finding a master's codeshares does
-    not scan every state the unit holds.
-    """
-
-    def __init__(self, tx: StateTransaction) -> None:
-        self.tx = tx
-        self.states: dict[str, FlightState | None] = {}  # None: known not to exist
-        self.by_master: dict[str, set[str]] = {}
-        self.codeshares_asked: set[str] = set()
-        # By identity of the message: the unit holds every message until it ends.
-        self._named: dict[int, NamedFlids] = {}
-
-    def named(self, message: Message) -> NamedFlids:
-        """``named_flids(message)``, computed once per message."""
-        found = self._named.get(id(message))
-        if found is None:
-            found = self._named[id(message)] = named_flids(message)
-        return found
-
-    def put(self, flid: str, state: FlightState | None) -> None:
-        old = self.states.get(flid)
-        if old is not None and (master := _master_of(old)) is not None:
-            self.by_master.get(master, set()).discard(flid)
-        self.states[flid] = state
-        if state is not None and (master := _master_of(state)) is not None:
-            self.by_master.setdefault(master, set()).add(flid)
-
-    def ensure(self, flids: Iterable[str]) -> None:
-        missing = sorted({flid for flid in flids if flid not in self.states})
-        if missing:
-            found = self.tx.load_flights(missing)
-            for flid in missing:
-                self.put(flid, found.get(flid))
-
-    def ensure_codeshares(self, masters: Iterable[str]) -> None:
-        missing = sorted(set(masters) - self.codeshares_asked)
-        if missing:
-            self.codeshares_asked.update(missing)
-            for flid, state in self.tx.load_codeshares(missing).items():
-                if flid not in self.states:  # the unit's own version is newer
-                    self.put(flid, state)
-
-    def current_for(self, message: Message) -> dict[str, FlightState]:
-        """What ``decide`` needs: named flights, masters, and codeshares of named flights."""
-        current: dict[str, FlightState] = {}
-        asked: set[str] = set()
-        named = self.named(message)
-        while wanted := needed_flids(message, current, named) - asked:
-            asked |= wanted
-            self.ensure(wanted)
-            current.update((f, s) for f in wanted if (s := self.states[f]) is not None)
-        masters = named.own
-        if masters:
-            self.ensure_codeshares(masters)
-            for master in masters:
-                for flid in sorted(self.by_master.get(master, ())):
-                    state = self.states[flid]
-                    if state is not None:
-                        current.setdefault(flid, state)
-        return current
-
-
-def _master_of(state: FlightState) -> str | None:
-    master = state.scalars.get("MAID")
-    return master if master is not None and master != state.flid else None
-
-
-# --------------------------------------------------------------------------- duplicates
-
-
-class _Duplicates:
-    """Business-duplicate look-up over the store's history and this unit's successes."""
-
-    def __init__(self, found: Mapping[DuplicateKey, list[tuple[int, datetime | None]]]) -> None:
-        self.seen: dict[DuplicateKey, list[tuple[int, datetime | None]]] = {
-            key: list(pairs) for key, pairs in found.items()
-        }
-
-    def original_of(self, key: DuplicateKey, dttm: datetime) -> int | None:
-        """The newest earlier success that is this very message (same key, digest, DTTM)."""
-        pairs = self.seen.get(key, ())
-        matches = [mid for mid, sent in pairs if sent is not None and sent == dttm]
-        return max(matches) if matches else None
-
-    def record(self, key: DuplicateKey, message_id: int, dttm: datetime | None) -> None:
-        self.seen.setdefault(key, []).append((message_id, dttm))
-
-
-class _FallbackDuplicates(_Duplicates):
-    """Per-message duplicate queries, for a store without ``find_duplicates``."""
-
-    def __init__(self, tx: StateTransaction) -> None:
-        super().__init__({})
-        self.tx = tx
-
-    def original_of(self, key: DuplicateKey, dttm: datetime) -> int | None:
-        in_unit = super().original_of(key, dttm)
-        return in_unit if in_unit is not None else self.tx.find_duplicate(key[0], key[1], dttm)
-
-
 # --------------------------------------------------------------------------- reads
 
 
 def _prefetch(
-    tx: StateTransaction, overlay: _Overlay, work: Sequence[Work]
-) -> tuple[set[int], _Duplicates]:
+    tx: StateTransaction, overlay: Overlay, work: Sequence[Work]
+) -> tuple[set[int], Duplicates]:
     """One read of each kind for the whole unit."""
     ids = [item.row.message_id for item in work]
     messages = [(item.row, m) for item in work if (m := item.message()) is not None]
-    dups: _Duplicates
+    dups: Duplicates
     if isinstance(tx, BatchTransaction):
         keys = {(m.envelope.identity_key, payload_digest(m, row)) for row, m in messages}
         if isinstance(tx, UnitReadAhead):
             named = [overlay.named(m) for _, m in messages]
             tx.read_ahead(ids, keys, sorted({f for n in named for f in n.with_masters}),
                           sorted({f for n in named for f in n.own}))  # fmt: skip
-        done, dups = tx.get_procs(ids), _Duplicates(tx.find_duplicates(keys))
+        done, dups = tx.get_procs(ids), Duplicates(tx.find_duplicates(keys))
     else:
         done = {mid for mid in ids if tx.get_proc(mid) is not None}
-        dups = _FallbackDuplicates(tx)
+        dups = FallbackDuplicates(tx)
     _prefetch_closure(overlay, [m for _, m in messages])
     overlay.ensure_codeshares({flid for _, m in messages for flid in overlay.named(m).own})
     return done, dups
 
 
-def _prefetch_closure(overlay: _Overlay, messages: Sequence[Message]) -> None:
+def _prefetch_closure(overlay: Overlay, messages: Sequence[Message]) -> None:
     """Load every flight the messages name, then their masters and listed codeshares,
     in as few reads as the links allow (usually two)."""
     wanted = {flid for m in messages for flid in overlay.named(m).with_masters}
@@ -284,7 +138,7 @@ def _version_floors(tx: StateTransaction, absent: Collection[str]) -> dict[str, 
 
 
 def _decision(
-    item: Work, overlay: _Overlay, dups: _Duplicates,
+    item: Work, overlay: Overlay, dups: Duplicates,
     *, config: CoreConfig, now: datetime, floors: Mapping[str, int],
 ) -> Decision:  # fmt: skip
     if item.forced is not None:
@@ -316,7 +170,7 @@ def _decide_all(
 ) -> tuple[list[ProcessedMessage], Failure | None]:
     """Decide each message in FIFO order against the overlay, skipping replays; stop at the
     first unexpected error (returned with the outcomes decided before it)."""
-    overlay = _Overlay(tx)
+    overlay = Overlay(tx)
     done, dups = _prefetch(tx, overlay, work)
     floors = _version_floors(tx, [f for f, s in overlay.states.items() if s is None])
     results: list[ProcessedMessage] = []

@@ -1,14 +1,6 @@
-"""An in-memory reference store: StateStore/StateTransaction, FlightReader, BackfillQueue,
-Outbox (with its watermark, as the real stores) and LeaderLease over plain dicts, plus a tiny
-in-memory Inbox.
-
-Why copy-on-write: a transaction works on shallow copies of the committed tables (the
-values are immutable attrs objects), so rollback is dropping the copy, a savepoint is
-one more copy, and commit is one reference swap. Transactions (and the few mutators that
-run outside one) are serialized by one lock, like PIPELINE_LOCK serializes the real
-stores; readers see the last committed tables. Do not call the store's mutators from
-inside an open transaction in the same thread: the commit would overwrite them.
-"""
+"""``MemoryStore``: the reference store over plain dicts: StateStore, FlightReader,
+BackfillQueue, GapLedger, StoreHealth, Outbox (with its watermark, as the real stores) and
+LeaderLease; its transactions are ``MemoryTransaction``s."""
 
 from __future__ import annotations
 
@@ -17,158 +9,25 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
-from attrs import define, evolve, field
+from attrs import evolve
 
-from flightstate_core.domain.decision import Outcome
-from flightstate_core.domain.errors import LeadershipLost, PermanentError
-from flightstate_core.domain.gaps import gaps_after, late_count, touches_gaps
 from flightstate_core.domain.outbox import OutboxBacklog, leading_run
 from flightstate_core.domain.records import (
     BackfillIntent,
     GapRange,
-    InboxRow,
     OutboxRecord,
-    ProcessedMessage,
     ProcRecord,
     SnapLogEntry,
 )
 from flightstate_core.domain.state import FlightState
-from flightstate_core.engine.requeue import DeadClaim
 from flightstate_core.engine.unit_of_work import locked_transaction
+from flightstate_core.memory._tables import Tables
 from flightstate_core.memory.parked import MemoryParking
+from flightstate_core.memory.transaction import MemoryTransaction
 
-__all__ = ["MemoryInbox", "MemoryStore", "MemoryTransaction"]
+__all__ = ["DEFAULT_INBOX", "MemoryStore"]
 
 DEFAULT_INBOX = "cminmsgs"
-
-
-@define
-class _Tables:
-    flights: dict[str, FlightState] = field(factory=dict)
-    procs: dict[int, ProcRecord] = field(factory=dict)
-    intents: dict[int, BackfillIntent] = field(factory=dict)
-    backfill_errors: dict[int, str] = field(factory=dict)
-    events: dict[int, OutboxRecord] = field(factory=dict)
-    next_event_id: int = 1
-    watermark: int = 0  # OUTBOX_WATERMARK: every event id at or below it was delivered
-    cursors: dict[str, int] = field(factory=dict)
-    snap_log: list[tuple[SnapLogEntry, datetime]] = field(factory=list)
-    gaps: dict[str, list[GapRange]] = field(factory=dict)  # INBOX_GAP by inbox
-    late_rows: dict[str, int] = field(factory=dict)  # INBOX_CURSOR.LATE_ROWS
-    gaps_abandoned: dict[str, int] = field(factory=dict)  # INBOX_CURSOR.GAPS_ABANDONED
-
-    def copy(self) -> _Tables:
-        return _Tables(
-            dict(self.flights),
-            dict(self.procs),
-            dict(self.intents),
-            dict(self.backfill_errors),
-            dict(self.events),
-            self.next_event_id,
-            self.watermark,
-            dict(self.cursors),
-            list(self.snap_log),
-            dict(self.gaps),
-            dict(self.late_rows),
-            dict(self.gaps_abandoned),
-        )
-
-
-class MemoryTransaction:
-    """One open transaction on a MemoryStore (see the module docstring)."""
-
-    def __init__(self, store: MemoryStore, tables: _Tables) -> None:
-        self._store = store
-        self.tables = tables
-
-    @contextmanager
-    def savepoint(self) -> Iterator[None]:
-        """A nested scope: an exception inside rolls back only what it wrote."""
-        snapshot = self.tables.copy()
-        try:
-            yield
-        except BaseException:
-            self.tables = snapshot
-            raise
-
-    def lock_pipeline(self, epoch: int | None) -> None:
-        """Raise LeadershipLost if ``epoch`` is older than the lease's (None: no fencing)."""
-        if epoch is not None and epoch < self._store.epoch:
-            raise LeadershipLost(f"epoch {epoch} is older than the lease's {self._store.epoch}")
-
-    def get_proc(self, message_id: int) -> ProcRecord | None:
-        """PROC_STATE of this message id."""
-        return self.tables.procs.get(message_id)
-
-    def find_duplicate(self, identity_key: str, digest: str, dttm: datetime) -> int | None:
-        """Newest SUCCEEDED message with this key, digest and DTTM."""
-        found = [
-            proc.message_id
-            for proc in self.tables.procs.values()
-            if proc.identity_key == identity_key
-            and proc.payload_digest == digest
-            and proc.status.value == "SUCCEEDED"
-            and proc.dttm is not None
-            and proc.dttm == dttm
-        ]
-        return max(found) if found else None
-
-    def load_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
-        """Current states of these FLIDs (missing ones absent)."""
-        flights = self.tables.flights
-        return {flid: flights[flid] for flid in flids if flid in flights}
-
-    def load_codeshares(self, master_flids: Collection[str]) -> dict[str, FlightState]:
-        """Flights whose MAID names one of these masters (not themselves)."""
-        masters = set(master_flids)
-        return {
-            flid: state
-            for flid, state in self.tables.flights.items()
-            if state.scalars.get("MAID") in masters and state.scalars.get("MAID") != flid
-        }
-
-    def save(self, processed: ProcessedMessage) -> None:
-        """Write states, events, PROC_STATE, backfill intent, cursor and snap log."""
-        tables = self.tables
-        proc = processed.proc
-        if proc.message_id in tables.procs:
-            raise PermanentError(f"PROC_STATE for message {proc.message_id} already exists")
-        tables.flights.update(processed.states)
-        tables.flights.update(processed.stamped)  # provenance only, same version
-        for event in processed.events:
-            record = OutboxRecord(
-                tables.next_event_id, event.topic, event.key, event.payload, event.flid,
-                event.state_version, proc.message_id, proc.processed_at,
-            )  # fmt: skip
-            tables.events[record.event_id] = record
-            tables.next_event_id += 1
-        tables.procs[proc.message_id] = proc
-        if processed.backfill is not None:
-            tables.intents[proc.message_id] = processed.backfill
-        if processed.cursor is not None:
-            name = self._store.inbox_name
-            tables.cursors[name] = max(tables.cursors.get(name, 0), processed.cursor)
-        if processed.snap_log is not None:
-            tables.snap_log.append((processed.snap_log, proc.processed_at))
-        if touches_gaps([processed]):
-            name = self._store.inbox_name
-            tables.gaps[name] = gaps_after(tables.gaps.get(name, []), [processed])
-            tables.late_rows[name] = tables.late_rows.get(name, 0) + late_count([processed])
-
-    def claim_dead(self, message_id: int) -> DeadClaim | None:
-        """``DeadMessages``: remove a DEAD message's PROC_STATE row for requeue."""
-        proc = self.tables.procs.get(message_id)
-        if proc is None or proc.status is not Outcome.DEAD:
-            return None
-        del self.tables.procs[message_id]
-        return DeadClaim(message_id, proc.reason, proc.attempts)
-
-    def requeue_done(self, claim: DeadClaim, status: Outcome) -> None:
-        """``DeadMessages``: nothing to complete (the memory store keeps no audit)."""
-
-    def get_cursor(self) -> int:
-        """INBOX_CURSOR of the store's inbox (0 when none was saved)."""
-        return self.tables.cursors.get(self._store.inbox_name, 0)
 
 
 class MemoryStore(MemoryParking):
@@ -183,7 +42,7 @@ class MemoryStore(MemoryParking):
         self._holder: str | None = None
         self._expires: datetime | None = None
         self._clock = clock or (lambda: datetime.now(UTC))
-        self._tables = _Tables()
+        self._tables = Tables()
         self._lock = threading.RLock()
         #: What ``ping`` answers: a test sets it False to stage an outage.
         self.healthy = True
@@ -367,43 +226,3 @@ class MemoryStore(MemoryParking):
     def flights(self) -> dict[str, FlightState]:
         """A copy of every committed flight."""
         return dict(self._tables.flights)
-
-
-class MemoryInbox:
-    """An Inbox over a list of rows; backfills are recorded per message id."""
-
-    def __init__(self, rows: Sequence[InboxRow] = ()) -> None:
-        self.rows: dict[int, InboxRow] = {row.message_id: row for row in rows}
-        self.backfilled: dict[int, BackfillIntent] = {}
-
-    def append(self, raw: str, received_at: datetime | None = None) -> InboxRow:
-        """Add a row with the next id."""
-        row = InboxRow(max(self.rows, default=0) + 1, raw, received_at)
-        self.rows[row.message_id] = row
-        return row
-
-    def insert(self, message_id: int, raw: str, received_at: datetime | None = None) -> InboxRow:
-        """Add a row with this id (an out-of-order commit, for gap tests)."""
-        row = InboxRow(message_id, raw, received_at)
-        self.rows[message_id] = row
-        return row
-
-    def read_after(self, cursor: int, limit: int) -> list[InboxRow]:
-        """Rows with id > cursor in id order."""
-        ids = sorted(mid for mid in self.rows if mid > cursor)[:limit]
-        return [self.rows[mid] for mid in ids]
-
-    def read_ranges(self, ranges: Sequence[tuple[int, int]], limit: int) -> list[InboxRow]:
-        """Rows whose id lies in one of the inclusive ranges, id order."""
-        ids = sorted(m for m in self.rows if any(lo <= m <= hi for lo, hi in ranges))
-        return [self.rows[mid] for mid in ids[:limit]]
-
-    def read_unprocessed(self, after: int, upto: int, limit: int) -> list[InboxRow]:
-        """Rows with after < id <= upto not backfilled yet, id order."""
-        ids = sorted(m for m in self.rows if after < m <= upto and m not in self.backfilled)
-        return [self.rows[mid] for mid in ids[:limit]]
-
-    def backfill(self, intents: Sequence[BackfillIntent]) -> None:
-        """Record the write-back (idempotent)."""
-        for intent in intents:
-            self.backfilled[intent.message_id] = intent

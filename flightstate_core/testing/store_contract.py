@@ -1,190 +1,60 @@
 """The store contract: one pytest class every ``StateStore`` subclasses in a few lines.
 
 A subclass provides the ``store`` fixture (an empty, migrated store whose PIPELINE_LOCK
-epoch is 0) and the hooks below: ``dump`` (everything the store persisted, for before /
-after comparisons), ``set_epoch`` (what a newer leader does), ``fault_steps`` and
-``arm_fault`` (the store's own fault-injection hook between write steps), and optionally
-``wait_for_lock_waiter``. The tests check what the service relies on: lossless round trips
-(99 items per collection, "" versus absent, Chinese, 4000-byte text), rollback at every write
-step, savepoints, two concurrent writers serialising on the lock, replay and duplicate
-detection, fencing, the backfill queue and consistent reads.
+epoch is 0) and the hooks of ``StoreHooks``. The tests check what the service relies on:
+lossless round trips (99 items per collection, "" versus absent, Chinese, 4000-byte text),
+rollback at every write step, savepoints, two concurrent writers serialising on the lock,
+replay and duplicate detection, fencing, the backfill queue, consistent reads and (through
+``GapLedgerContract``) the open inbox gaps. The samples live in ``testing.samples``.
 """
 
-# ruff: noqa: S101, PLR2004, RUF001, PT012, PT018 - a pytest contract: assert, literal
-# expectations, CJK text; a raises block holds the whole transaction that must fail
+# ruff: noqa: S101, PLR2004, PT012, PT018 - a pytest contract: assert, literal
+# expectations; a raises block holds the whole transaction that must fail
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import attrs
 import pytest
-from attrs import frozen
 
-from flightstate_core.domain.catalog import COLLECTIONS, SCALARS, ValueKind
-from flightstate_core.domain.decision import EventKind, OutboxEvent, Outcome
+from flightstate_core.domain.catalog import SCALARS
+from flightstate_core.domain.decision import Outcome
 from flightstate_core.domain.errors import FlightstateError, LeadershipLost
 from flightstate_core.domain.items import DocItem, Item
-from flightstate_core.domain.records import (
-    BackfillIntent,
-    GapRange,
-    ProcessedMessage,
-    ProcRecord,
-    SnapLogEntry,
+from flightstate_core.domain.state import FlightStatus
+from flightstate_core.testing.gap_ledger_contract import GapLedgerContract
+from flightstate_core.testing.samples import (
+    CJK,
+    NOW,
+    EventRow,
+    InjectedFault,
+    StoreDump,
+    child_value,
+    event_rows,
+    flight,
+    full_collections,
+    processed,
 )
-from flightstate_core.domain.state import FlightState, FlightStatus
+from flightstate_core.testing.store_hooks import EMPTY
 
-__all__ = ["EventRow", "StoreContract", "StoreDump", "flight", "full_collections", "processed"]
-
-NOW = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)
-_TIME_RAW = "23JAN210535"
-_CJK = "登机口变更：请旅客前往"
-
-
-@frozen
-class EventRow:
-    """One MSG_EVENT row as the contract compares it."""
-
-    topic: str
-    key: str
-    payload: bytes | None
-    flid: str
-    state_version: int
-    kind: str
-    message_id: int | None
+__all__ = [
+    "NOW",
+    "EventRow",
+    "InjectedFault",
+    "StoreContract",
+    "StoreDump",
+    "event_rows",
+    "flight",
+    "full_collections",
+    "processed",
+]
 
 
-@frozen
-class StoreDump:
-    """Everything a store persisted (a subclass's ``dump`` builds it)."""
-
-    flights: Mapping[str, FlightState]
-    events: tuple[EventRow, ...]
-    procs: Mapping[int, ProcRecord]
-    cursor: int | None
-    snap_log: tuple[SnapLogEntry, ...]
-
-
-# --------------------------------------------------------------------------- samples
-
-
-def _child_value(kind: ValueKind, text: str) -> str:
-    if kind is ValueKind.TIME:
-        return _TIME_RAW
-    return "0130" if kind is ValueKind.DURATION else text
-
-
-def full_collections(count: int, tag: str = "") -> dict[str, tuple[Item, ...]]:
-    """Every collection with ``count`` items, every child present, repeated resource codes."""
-    out: dict[str, tuple[Item, ...]] = {}
-    for code, spec in COLLECTIONS.items():
-        items = []
-        for n in range(1, count + 1):
-            values = {c.code: _child_value(c.kind, f"{tag}{c.code}{n % 3}") for c in spec.children}
-            seq = None if spec.seq_attr is None else str(n % 7)  # repeated seqs on purpose
-            items.append(Item.of(n, seq, values))
-        out[code] = tuple(items)
-    return out
-
-
-def flight(flid: str, version: int = 1, **changes: Any) -> FlightState:
-    """A small ACTIVE flight; keyword arguments replace fields."""
-    base = FlightState(
-        flid=flid, status=FlightStatus.ACTIVE, version=version, operation_day=date(2021, 1, 23),
-        scalars={"FFID": f"CA-{flid}", "SODT": _TIME_RAW, "REMC": _CJK},
-        collections={"GTDT": (Item.of(1, "1", {"GATE": "G28"}),)},
-        last_message_id=version, created_at=NOW, updated_at=NOW + timedelta(minutes=version),
-    )  # fmt: skip
-    return attrs.evolve(base, **changes)
-
-
-def processed(
-    message_id: int, *states: FlightState, status: Outcome = Outcome.SUCCEEDED, **proc: Any
-) -> ProcessedMessage:
-    """A ProcessedMessage writing these states, a snapshot + notify event each, and the rest."""
-    record = ProcRecord(
-        message_id=message_id,
-        identity_key=proc.pop("identity_key", f"AODB|FLOP|GTDT|{message_id}"),
-        payload_digest=proc.pop("digest", f"d{message_id}"), type="FLOP", styp="GTDT",
-        status=status, reason=None, attempts=1, received_at=NOW, processed_at=NOW,
-        dttm=proc.pop("dttm", NOW),
-    )  # fmt: skip
-    events: list[OutboxEvent] = []
-    for state in states:
-        body = None if state.is_deleted else f'{{"flid":"{state.flid}","v":{state.version}}}'
-        kind = EventKind.TOMBSTONE if body is None else EventKind.SNAPSHOT
-        payload = None if body is None else body.encode()
-        events.append(OutboxEvent("schd", state.flid, payload, state.flid, state.version, kind))
-        events.append(OutboxEvent("msg", state.flid, f"{_CJK}{state.version}".encode(),
-                                  state.flid, state.version, EventKind.NOTIFY))  # fmt: skip
-    intent = BackfillIntent(message_id, status, NOW, "AODB", "FLOP", "GTDT", message_id,
-                            datetime(2026, 11, 30, 9, 0))  # fmt: skip
-    snap = SnapLogEntry(message_id, "DNLD", tuple(s.flid for s in states), (date(2021, 1, 23),),
-                        len(states))  # fmt: skip
-    return ProcessedMessage(record, {s.flid: s for s in states}, tuple(events), intent,
-                            message_id, snap)  # fmt: skip
-
-
-def event_rows(message: ProcessedMessage) -> list[EventRow]:
-    """The MSG_EVENT rows a saved message must have produced."""
-    mid = message.proc.message_id
-    return [EventRow(e.topic, e.key, e.payload, e.flid, e.state_version, e.kind.value, mid)
-            for e in message.events]  # fmt: skip
-
-
-class InjectedFault(Exception):
-    """Raised by a memory-style fault hook."""
-
-
-# --------------------------------------------------------------------------- contract
-
-
-class StoreContract:
+class StoreContract(GapLedgerContract):
     """Subclass, provide the ``store`` fixture and the hooks; every test then runs."""
-
-    @pytest.fixture
-    def store(self) -> Iterator[Any]:
-        raise NotImplementedError("subclass provides an empty, migrated store")
-
-    # ---- hooks a backend implements
-    def dump(self, store: Any) -> StoreDump:
-        raise NotImplementedError
-
-    def set_epoch(self, store: Any, epoch: int) -> None:
-        raise NotImplementedError
-
-    def fault_steps(self, store: Any) -> Sequence[str]:
-        raise NotImplementedError
-
-    def arm_fault(self, store: Any, step: str | None) -> None:
-        """Make the next save fail at ``step`` (None disarms)."""
-        raise NotImplementedError
-
-    def wait_for_lock_waiter(self, store: Any) -> None:
-        """Return once another transaction waits for PIPELINE_LOCK (default: a pause)."""
-        time.sleep(0.5)
-
-    # ---- helpers
-    def apply(self, store: Any, message: ProcessedMessage, epoch: int | None = 0) -> bool:
-        """The service's protocol: lock, replay check, load, save. False on a replay."""
-        with store.transaction() as tx:
-            tx.lock_pipeline(epoch)
-            if tx.get_proc(message.proc.message_id) is not None:
-                return False
-            tx.load_flights(list(message.states))
-            tx.save(message)
-        return True
-
-    def assert_reads(self, store: Any, *states: FlightState) -> None:
-        expected = {s.flid: s for s in states}
-        assert store.get_flights([*expected, "NO-SUCH"]) == expected
-        with store.transaction() as tx:
-            tx.lock_pipeline(None)
-            assert tx.load_flights(list(expected)) == expected
 
     # ---- round trips
     def test_every_collection_99_items(self, store: Any) -> None:
@@ -198,11 +68,11 @@ class StoreContract:
         assert dump.cursor == 1 and dump.snap_log == (message.snap_log,)
 
     def test_every_scalar_and_document(self, store: Any) -> None:
-        scalars = {code: _child_value(spec.kind, f"v{code}") for code, spec in SCALARS.items()}
+        scalars = {code: child_value(spec.kind, f"v{code}") for code, spec in SCALARS.items()}
         nested = (DocItem((("VSCD", "a"), ("VTQY", ""))), DocItem((("VSCD", "b"),)))
         documents = {
             "SRVT": (DocItem((("SRTC", "WCHR"), ("SRQT", "2"))), DocItem((("SRTC", ""),))),
-            "VIPF": (DocItem((("VPCD", _CJK), ("VIPT", nested))),),
+            "VIPF": (DocItem((("VPCD", CJK), ("VIPT", nested))),),
             "MAFL": (DocItem((("FLID", "16"), ("CSOP", "MU"), ("CSFT", "5001"))),),
         }
         state = flight("15", scalars=scalars, documents=documents, operation_day=None)
@@ -238,7 +108,7 @@ class StoreContract:
     def test_chinese_and_4000_byte_text(self, store: Any) -> None:
         long_text = ("航" * 1333) + "X"  # 4000 bytes in UTF-8
         assert len(long_text.encode()) == 4000
-        state = flight("航班-15", scalars={"REMC": long_text, "EXSR": _CJK}, collections={
+        state = flight("航班-15", scalars={"REMC": long_text, "EXSR": CJK}, collections={
             "DELY": (Item.of(1, None, {"CODE": "93", "DLTX": long_text}),),
         }, documents={"SRVT": (DocItem((("SRPR", long_text),)),)})  # fmt: skip
         message = processed(1, state)
@@ -319,7 +189,7 @@ class StoreContract:
             tx.lock_pipeline(0)
             tx.save(processed(1, flight("15")))
             raise InjectedFault("before commit")
-        assert self.dump(store) == StoreDump({}, (), {}, None, ())
+        assert self.dump(store) == EMPTY
 
     # ---- processing identity
     def test_replay_of_succeeded_message_writes_nothing(self, store: Any) -> None:
@@ -356,7 +226,7 @@ class StoreContract:
         with pytest.raises(LeadershipLost), store.transaction() as tx:
             tx.lock_pipeline(4)
             tx.save(processed(1, flight("15")))
-        assert self.dump(store) == StoreDump({}, (), {}, None, ())
+        assert self.dump(store) == EMPTY
         assert self.apply(store, processed(1, flight("15")), epoch=5)
 
     def test_backfill_queue(self, store: Any) -> None:
@@ -371,43 +241,6 @@ class StoreContract:
         assert {m: p.status for m, p in self.dump(store).procs.items()} == dict.fromkeys(
             (1, 2, 3), Outcome.SUCCEEDED
         )
-
-    # ---- open inbox gaps (GapLedger)
-    def test_gaps_are_stored_with_the_message_that_goes_past_them(self, store: Any) -> None:
-        gap = GapRange(3, 4, NOW)
-        message = attrs.evolve(processed(5, flight("F5")), opens_gaps=(gap,))
-        with pytest.raises(RuntimeError), store.transaction() as tx:
-            tx.lock_pipeline(0)
-            tx.save(message)
-            raise RuntimeError("rolled back")
-        assert store.inbox_gaps() == []
-        assert self.apply(store, message)
-        assert store.inbox_gaps() == [gap]
-
-    def test_a_late_message_fills_its_gap_and_is_counted(self, store: Any) -> None:
-        wide = GapRange(2, 4, NOW)
-        assert self.apply(store, attrs.evolve(processed(5, flight("F5")), opens_gaps=(wide,)))
-        late = processed(3, flight("F3"))
-        assert self.apply(store, attrs.evolve(late, proc=attrs.evolve(late.proc, late=True)))
-        assert store.inbox_gaps() == [GapRange(2, 2, NOW), GapRange(4, 4, NOW)]
-        assert store.gap_counters() == (1, 0)
-        assert self.dump(store).cursor == 5  # a late row never moves the cursor back
-        with store.transaction() as tx:
-            tx.lock_pipeline(0)
-            found = tx.get_proc(3)
-        assert found is not None
-        assert found.late
-
-    def test_abandoning_gaps_is_fenced_and_counted(self, store: Any) -> None:
-        old, new = GapRange(3, 3, NOW), GapRange(6, 7, NOW + timedelta(hours=2))
-        assert self.apply(store, attrs.evolve(processed(8, flight("F8")), opens_gaps=(old, new)))
-        assert store.abandon_gaps(NOW + timedelta(hours=1), 0) == [old]
-        assert store.inbox_gaps() == [new]
-        assert store.gap_counters() == (0, 1)
-        self.set_epoch(store, 5)
-        with pytest.raises(LeadershipLost):
-            store.abandon_gaps(NOW + timedelta(hours=3), 4)
-        assert store.inbox_gaps() == [new]
 
     # ---- concurrency
     def test_two_writers_serialise_on_the_lock(self, store: Any) -> None:

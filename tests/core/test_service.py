@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -176,7 +176,8 @@ def test_stale_epoch_writes_nothing() -> None:
 
 
 class FailingStore(MemoryStore):
-    """Fault injection: ``save`` of one message id raises after writing part of it."""
+    """Fault injection: a save (``save_many``, the batch path) of one message id raises after
+    writing."""
 
     def __init__(self, fail_id: int) -> None:
         super().__init__()
@@ -185,14 +186,14 @@ class FailingStore(MemoryStore):
     @contextmanager
     def transaction(self) -> Iterator[MemoryTransaction]:
         with super().transaction() as tx:
-            original = tx.save
+            original = tx.save_many  # ``save`` writes through it too
 
-            def save(processed: ProcessedMessage) -> None:
-                original(processed)
-                if processed.proc.message_id == self.fail_id:
+            def save_many(batch: Sequence[ProcessedMessage]) -> None:
+                original(batch)
+                if any(p.proc.message_id == self.fail_id for p in batch):
                     raise RuntimeError("disk full")
 
-            tx.save = save  # type: ignore[method-assign]
+            tx.save_many = save_many  # type: ignore[method-assign]
             yield tx
 
 

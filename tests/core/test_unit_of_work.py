@@ -14,16 +14,18 @@ from flightstate_core.domain.errors import LeadershipLost
 from flightstate_core.domain.records import InboxRow, ProcessedMessage
 from flightstate_core.domain.values import Set
 from flightstate_core.engine.processor import ServiceProcessor, process_message, record_dead
-from flightstate_core.engine.requests import (
+from flightstate_core.engine.requests import schedule_response_hook
+from flightstate_core.engine.requeue import RequeueRefused, requeue_dead
+from flightstate_core.engine.unit_of_work import Work, apply_locked, locked_transaction
+from flightstate_core.memory import MemoryStore, MemoryTransaction
+from flightstate_core.ports import (
+    DeadClaim,
+    DeadMessages,
     ResponseLog,
     ScheduleRequestRecord,
     ScheduleResponses,
     Window,
-    schedule_response_hook,
 )
-from flightstate_core.engine.requeue import DeadClaim, DeadMessages, RequeueRefused, requeue_dead
-from flightstate_core.engine.unit_of_work import Work, apply_locked, locked_transaction
-from flightstate_core.memory import MemoryStore, MemoryTransaction
 from flightstate_testing.histories import flop, record, schedule
 
 from .helpers import CONFIG, NOW

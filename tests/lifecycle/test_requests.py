@@ -17,7 +17,7 @@ from flightstate_core.domain.decision import Decision, Outcome
 from flightstate_core.domain.messages import ScheduleMessage, ScheduleRequest
 from flightstate_core.domain.records import InboxRow
 from flightstate_core.engine import service
-from flightstate_core.engine.requests import RequestStatus
+from flightstate_core.ports import RequestStatus
 from flightstate_mysql import MySqlInbox, insert_messages, parse_mysql_dsn
 from flightstate_mysql.outbound import MySqlOutbound
 from flightstate_pg import PgStore

@@ -18,14 +18,13 @@ from flightstate_core.engine.lifecycle import (
 )
 from flightstate_core.engine.requests import (
     RequestAction,
-    RequestStatus,
-    ScheduleRequestRecord,
     format_sis_time,
     match_response,
     next_action,
     response_window,
     schedule_request_message,
 )
+from flightstate_core.ports import RequestStatus, ScheduleRequestRecord
 
 CONFIG = CoreConfig()
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.errors import FlightstateError
 from flightstate_core.engine.service import process_message
-from flightstate_core.engine.unit_of_work import BatchTransaction
 from flightstate_core.memory import MemoryStore
+from flightstate_core.ports import BatchTransaction
 from flightstate_core.testing.store_contract import NOW as SAMPLE_TIME
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_oracle import OracleOutbox, OracleStore

@@ -19,7 +19,7 @@ from flightstate_core.domain.items import Item
 from flightstate_core.domain.layout import DETAIL_TABLES, MAIN_TABLE
 from flightstate_core.domain.state import FlightStatus
 from flightstate_core.engine.lifecycle import CleanupPlan, RetentionPolicy
-from flightstate_core.engine.requests import RequestStatus
+from flightstate_core.ports import RequestStatus
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_oracle import _sql as sql
 from flightstate_oracle._load import chunked, in_params

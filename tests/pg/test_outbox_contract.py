@@ -1,4 +1,5 @@
-"""The outbox contract on PostgreSQL: ``PgStore`` writes, ``PgOutbox`` reads and moves."""
+"""The outbox contract on PostgreSQL: ``PgStore`` writes, ``PgOutbox`` reads and moves; and
+the commit wake-ups of ``PgOutbox`` (``CommitWatch``: LISTEN/NOTIFY)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from attrs import define
 
 from flightstate_core.domain.config import CoreConfig
+from flightstate_core.testing.commit_watch_contract import CommitWatchContract
 from flightstate_core.testing.outbox_contract import OutboxContract
 from flightstate_pg import PgStore
 from flightstate_pg.outbox import PgOutbox
@@ -21,12 +23,18 @@ class _Harness:
     outbox: PgOutbox
 
 
+@pytest.fixture
+def outbox_harness(pg_store_dsn: str) -> Iterator[_Harness]:
+    """A fresh migrated database: ``PgStore`` writes, ``PgOutbox`` reads."""
+    harness = _Harness(PgStore(pg_store_dsn, CoreConfig()), PgOutbox(pg_store_dsn))
+    yield harness
+    harness.outbox.close()
+    harness.store.close()
+
+
 class TestPgOutboxContract(OutboxContract):
     """Every outbox contract test on a fresh migrated database."""
 
-    @pytest.fixture
-    def outbox_harness(self, pg_store_dsn: str) -> Iterator[_Harness]:
-        harness = _Harness(PgStore(pg_store_dsn, CoreConfig()), PgOutbox(pg_store_dsn))
-        yield harness
-        harness.outbox.close()
-        harness.store.close()
+
+class TestPgCommitWatchContract(CommitWatchContract):
+    """Every commit-watch contract test on a fresh migrated database."""

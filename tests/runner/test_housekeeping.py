@@ -12,7 +12,7 @@ import pymysql
 import pytest
 
 import flightstate_pg
-from flightstate_core.engine.requests import RequestStatus
+from flightstate_core.ports import RequestStatus
 from flightstate_core.pump import PumpStats
 from flightstate_mysql import create_coutmsgs, parse_mysql_dsn
 from flightstate_mysql.outbound import MySqlOutbound

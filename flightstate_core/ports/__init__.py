@@ -1,0 +1,104 @@
+"""Ports: every Protocol an adapter implements, and every optional capability the core
+asks ``isinstance`` about, in one listing with its guarantee. Adapters don't inherit; the
+contract suites (``flightstate_core.testing``) and mypy prove conformance.
+
+Ports (every backend of that role implements them):
+
+- ``StateStore``: ``transaction()`` commits on normal exit, rolls back on exception.
+- ``StateTransaction``: after ``lock_pipeline(epoch)`` (stale epoch: LeadershipLost) reads
+  see the latest commit and everything written commits together.
+- ``Transactional``: a ``StateStore`` whose ``transaction()`` keeps its transaction type.
+- ``FlightReader``: every table of a read from one snapshot, pages in FLID order.
+- ``BackfillQueue``: intents written with their message, oldest first, never an outcome.
+- ``Inbox``: rows after a cursor in id order, never modified; backfill idempotent.
+- ``Outbox``: events in commit order; every row at or below the watermark was delivered.
+- ``OutboxRow``: the fields of one outbox row a Kafka record needs.
+- ``LeaderLease``: one holder instance at a time, its epoch only rising on a takeover.
+- ``MessageProcessor``: FIFO rows in one transaction, or a committed prefix then a raise.
+- ``ResponseLog``: a RESP is matched once, to the oldest open request covering it.
+- ``Outbound``: a sent message has its row id once committed.
+- ``StepWriter`` (domain, re-exported): a planned save's statements, in ``WRITE_STEPS``.
+
+Capabilities (optional; the core works without each):
+
+- ``BatchTransaction``: batch reads, and ``save_many`` = ``save`` of each in order.
+- ``UnitReadAhead``: announced reads answer exactly as they would without it.
+- ``ArchivedVersions``: the highest archived version of each FLID with history.
+- ``DeadMessages``: only a DEAD message is claimed for requeue; anything else is untouched.
+- ``ScheduleResponses``: the transaction's own ``ResponseLog``, committing with it.
+- ``GapLedger``: open gaps stored with the cursor in the message's own transaction.
+- ``StoreHealth``: ``ping`` answers within seconds, False (never raises) when down.
+- ``GapReader``: rows by id range, and unprocessed ones, bounded and in id order.
+- ``CommitWatch``: a wake-up after each commit that wrote events, and after a reconnect.
+
+One module per noun: ``store``, ``inbox``, ``outbox``, ``lease``, ``processor``,
+``requests`` and ``capabilities``; this face lists them all.
+"""
+
+from __future__ import annotations
+
+from flightstate_core.domain.write_plan import StepWriter
+from flightstate_core.ports.capabilities import (
+    ArchivedVersions,
+    BatchTransaction,
+    CommitWatch,
+    DeadClaim,
+    DeadMessages,
+    GapLedger,
+    GapReader,
+    ScheduleResponses,
+    StoreHealth,
+    UnitReadAhead,
+)
+from flightstate_core.ports.inbox import Inbox
+from flightstate_core.ports.lease import LeaderLease
+from flightstate_core.ports.outbox import Outbox, OutboxRow
+from flightstate_core.ports.processor import MessageProcessor
+from flightstate_core.ports.requests import (
+    Outbound,
+    RequestStatus,
+    ResponseLog,
+    ScheduleRequestRecord,
+    Window,
+)
+from flightstate_core.ports.store import (
+    BackfillQueue,
+    DuplicateKey,
+    FlightReader,
+    StateStore,
+    StateTransaction,
+    Transactional,
+)
+
+__all__ = [
+    "ArchivedVersions",
+    "BackfillQueue",
+    "BatchTransaction",
+    "CommitWatch",
+    "DeadClaim",
+    "DeadMessages",
+    "DuplicateKey",
+    "FlightReader",
+    "GapLedger",
+    "GapReader",
+    "Inbox",
+    "LeaderLease",
+    "MessageProcessor",
+    "Outbound",
+    "Outbox",
+    "OutboxRow",
+    "RequestStatus",
+    "ResponseLog",
+    "ScheduleRequestRecord",
+    "ScheduleResponses",
+    "StateStore",
+    "StateTransaction",
+    "StepWriter",
+    "StoreHealth",
+    "Transactional",
+    "UnitReadAhead",
+    "Window",
+]
+
+# ---- end of the ports listing: the backend/operator ports go in a module of their own
+# (e.g. ``ports/operator.py``), listed in the docstring and imported above this line.
