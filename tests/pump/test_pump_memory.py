@@ -15,8 +15,8 @@ from flightstate_core.domain.records import BackfillIntent, InboxRow, ProcessedM
 from flightstate_core.engine import service
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
+from flightstate_testing.clock import ManualClock
 from flightstate_testing.traffic import generate_day
-from tests.pump.fake_time import FakeTime
 
 FAST = Backoff(0.001, 0.005)
 
@@ -41,7 +41,7 @@ def pump_over(
     store: MemoryStore,
     inbox: object,
     processor: object,
-    time: FakeTime | None = None,
+    time: ManualClock | None = None,
     **kw: object,
 ) -> Pump:
     """A pump over the memory store; with *time*, its waits only move that fake clock."""
@@ -107,7 +107,7 @@ def test_transient_errors_retry_the_head_without_skipping_it() -> None:
     raws = generate_day(4, flights=10, messages=120)
     store, inbox = MemoryStore(), make_inbox(raws)
     processor = Recording(store, {30: (4, TransientError("db gone"))})
-    time = FakeTime()
+    time = ManualClock()
     stats = pump_over(store, inbox, processor, time).run()
     assert processor.order == sorted(inbox.rows)
     assert stats.transient_errors >= 3
@@ -120,7 +120,7 @@ def test_an_unexpected_error_is_retried_then_recorded_dead() -> None:
     raws = generate_day(5, flights=10, messages=80)
     store, inbox = MemoryStore(), make_inbox(raws)
     processor = Recording(store, {20: (99, RuntimeError("boom"))})
-    stats = pump_over(store, inbox, processor, FakeTime(), unexpected_attempts=3).run()
+    stats = pump_over(store, inbox, processor, ManualClock(), unexpected_attempts=3).run()
     dead = store.proc(20)
     assert dead is not None
     assert dead.status is Outcome.DEAD
@@ -151,7 +151,7 @@ def test_backfill_failures_never_change_outcomes_nor_reapply() -> None:
     for raw in raws:
         inbox.append(raw)
     processor = Recording(store)
-    stats = pump_over(store, inbox, processor, FakeTime()).run()
+    stats = pump_over(store, inbox, processor, ManualClock()).run()
     assert stats.backfill_failures == 5
     assert processor.order == sorted(inbox.rows)  # each message applied exactly once
     assert sorted(inbox.backfilled) == sorted(inbox.rows)
@@ -301,7 +301,7 @@ def test_an_unwritable_store_is_waited_out_not_fatal() -> None:
     raws = generate_day(3, flights=5, messages=30)
     inbox = make_inbox(raws)
     lease = FlakyLease(store, failures=5)
-    time = FakeTime()
+    time = ManualClock()
     pump = Pump(processor=ServiceProcessor(store, CoreConfig()), inbox=inbox, lease=lease,
                 backfills=store, read_cursor=store.inbox_cursor, settings=settings(),
                 **time.pump_time())  # type: ignore[arg-type]  # fmt: skip
@@ -332,7 +332,7 @@ def test_until_idle_with_failing_backfills_stops_after_the_wait() -> None:
     raws = generate_day(4, flights=5, messages=20)
     for raw in raws:
         inbox.append(raw, datetime.now(UTC))
-    time = FakeTime()
+    time = ManualClock()
     pump = pump_over(store, inbox, ServiceProcessor(store, CoreConfig()), time,
                      idle_backfill_wait=0.05)  # fmt: skip
     stats = pump.run()
