@@ -24,15 +24,12 @@ from flightstate_core.engine.requests import (
 from flightstate_core.engine.requeue import DeadClaim, DeadMessages, RequeueRefused, requeue_dead
 from flightstate_core.engine.unit_of_work import Work, apply_locked, locked_transaction
 from flightstate_core.memory import MemoryStore, MemoryTransaction
+from flightstate_testing import sis
 from flightstate_testing.histories import flop, record, schedule
 
 from .helpers import CONFIG, NOW
 
-RAW_STND = (
-    '<?xml version="1.0" encoding="UTF-8"?><MSG><META><SNDR>AODB</SNDR><SEQN>7</SEQN>'
-    "<DTTM>20261130090000</DTTM><TYPE>FLOP</TYPE><STYP>STND</STYP></META>"
-    "<FLOP><FLID>9</FLID><STND>S1</STND></FLOP></MSG>"
-)
+RAW_STND = sis.flop("STND", "<STND>S1</STND>", "9", seqn="7", dttm="20261130090000")
 
 
 def test_locked_transaction_fences_a_stale_epoch() -> None:

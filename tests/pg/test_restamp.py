@@ -19,6 +19,7 @@ from flightstate_core.domain.records import InboxRow, ProcessedMessage
 from flightstate_core.engine import service
 from flightstate_core.engine.processor import process_batch
 from flightstate_pg import PgStore
+from flightstate_testing.sis import flop
 
 pytestmark = pytest.mark.pg
 
@@ -27,16 +28,12 @@ NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 FLID = "W2_0"
 
 
-def _stand(value: str, seqn: int) -> str:
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?><MSG><META><SNDR>AODB</SNDR>'
-        f"<SEQN>{seqn}</SEQN><DTTM>20261130090000</DTTM><TYPE>FLOP</TYPE><STYP>STND</STYP>"
-        f"</META><FLOP><FLID>{FLID}</FLID><STND>{value}</STND></FLOP></MSG>"
-    )
-
-
 def _row(message_id: int, value: str, *, late: bool = False) -> InboxRow:
-    return InboxRow(message_id, _stand(value, message_id), late=late)
+    return InboxRow(
+        message_id,
+        flop("STND", f"<STND>{value}</STND>", FLID, seqn=str(message_id), dttm="20261130090000"),
+        late=late,
+    )
 
 
 def _apply(store: PgStore, row: InboxRow) -> ProcessedMessage:
