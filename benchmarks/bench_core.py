@@ -18,7 +18,7 @@ from flightstate_core.domain.messages import FlightRecord
 from flightstate_core.domain.state import FlightState
 from flightstate_core.domain.values import Set
 from flightstate_core.domain.wire import wire
-from flightstate_testing.histories import collection_items, flop, item, record, schedule
+from flightstate_testing.models import collection_items, flop, item, record, schedule
 
 CONFIG = CoreConfig()
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

@@ -12,11 +12,9 @@ FLIDs come from a small pool so that histories collide on flights, masters and s
 from __future__ import annotations
 
 import contextlib
-import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Final
-from zoneinfo import ZoneInfo
 
 from attrs import evolve, frozen
 from hypothesis import strategies as st
@@ -51,83 +49,21 @@ from flightstate_core.engine.outcome import PreparedRows, Undecodable
 from flightstate_core.engine.processor import process_batch, process_message
 from flightstate_core.ports import StateStore
 from flightstate_testing import strategies as shared
+from flightstate_testing.models import (
+    DTTM,
+    collection_items,
+    envelope,
+    flop,
+    payload_digest,
+    record,
+    schedule,
+)  # fmt: skip
 
-__all__ = [
-    "FLID_POOL",
-    "Step",
-    "collection_items",
-    "envelope",
-    "flop",
-    "histories",
-    "item",
-    "messages",
-    "record",
-    "schedule",
-    "steps",
-]
+__all__ = ["FLID_POOL", "Step", "apply_batched", "histories", "history_rows", "messages", "steps"]
 
 FLID_POOL: Final = shared.FLID_POOL
-_ZONE: Final = ZoneInfo("Asia/Shanghai")
 _STANDS: Final = ("504", "505")
-_DTTM: Final = datetime(2021, 1, 23, 8, 0, tzinfo=_ZONE)
 _NO_ENVELOPE: Final = Envelope("", "", "", "", "")
-
-# ----------------------------------------------------------------------------- builders
-
-
-def envelope(
-    type_: str, styp: str, seqn: str = "1", *, sndr: str = "AODB", dttm: datetime = _DTTM
-) -> Envelope:
-    """A META block; DTTM 2021-01-23 08:00 airport time unless given."""
-    return Envelope(sndr, seqn, dttm.strftime("%Y%m%d%H%M%S"), type_, styp, dttm)
-
-
-def item(seq: str | None, **values: str) -> Item:
-    """A collection item (ordinal 0: the merge renumbers)."""
-    return Item(0, seq, tuple(values.items()))
-
-
-def collection_items(*items: Item) -> tuple[Item, ...]:
-    """Items numbered 1..n as the codec produces them."""
-    return tuple(Item(i, it.seq, it.values) for i, it in enumerate(items, 1))
-
-
-def record(
-    flid: str,
-    scalars: Mapping[str, Set | Clear] | None = None,
-    collections: Mapping[str, CollectionValue] | None = None,
-    documents: Mapping[str, DocumentValue] | None = None,
-    stand_updates: tuple[StandUpdate, ...] = (),
-    *,
-    delete: bool = False,
-) -> FlightRecord:
-    """A FLTR / FLOP block."""
-    return FlightRecord(
-        flid, dict(scalars or {}), dict(collections or {}), dict(documents or {}),
-        stand_updates, delete,
-    )  # fmt: skip
-
-
-def _digest(*parts: object) -> str:
-    return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
-
-
-def flop(styp: str, *blocks: FlightRecord, seqn: str = "1", dttm: datetime = _DTTM) -> FlopMessage:
-    """A FLOP message (digest over its blocks, as the codec's: the payload, not META)."""
-    return FlopMessage(envelope("FLOP", styp, seqn, dttm=dttm), blocks, _digest(styp, blocks))
-
-
-def schedule(
-    styp: str,
-    *records: FlightRecord,
-    seqn: str = "1",
-    recs: int | None = None,
-    dttm: datetime = _DTTM,
-) -> ScheduleMessage:
-    """A SCHD message (digest over its records)."""
-    env = envelope("SCHD", styp, seqn, dttm=dttm)
-    return ScheduleMessage(env, recs, records, _digest(styp, records))
-
 
 # ----------------------------------------------------------------------------- values
 
@@ -237,7 +173,7 @@ def flop_messages(draw: Any, styp: str | None = None) -> FlopMessage:
 _SEQN = st.sampled_from(["1243", "1", "2"])
 # Few send times, so that histories reuse one SEQN with the same payload at another DTTM
 # (A -> B -> A, earlier or later): another message, never a duplicate.
-_SENT = st.sampled_from([_DTTM, _DTTM.replace(hour=9), _DTTM.replace(day=20)])
+_SENT = st.sampled_from([DTTM, DTTM.replace(hour=9), DTTM.replace(day=20)])
 _PACKAGE_SCALARS: Final = ("ALCD", "FLNO", "MVIN", "STND", "MAID", "CSOP", "REMC", "ACTT")
 
 
@@ -281,7 +217,9 @@ def _ignored() -> st.SearchStrategy[Message]:
 
 def _with_digest(message: Message) -> Message:
     """The shared strategies leave the digest empty: derive one from the payload."""
-    return evolve(message, payload_digest=_digest(repr(evolve(message, envelope=_NO_ENVELOPE))))
+    return evolve(
+        message, payload_digest=payload_digest(repr(evolve(message, envelope=_NO_ENVELOPE)))
+    )
 
 
 def _shared_flight_messages() -> st.SearchStrategy[Message]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-__all__ = ["DECLARATION", "DTTM", "SEQN", "fltr", "flop", "message", "meta", "schd", "sis_time"]
+__all__ = ["DECLARATION", "DTTM", "SEQN", "flop", "fltr", "message", "meta", "schd", "sis_time"]
 
 DECLARATION: Final = '<?xml version="1.0" encoding="UTF-8"?>\n'
 SEQN: Final = "1243"

@@ -25,7 +25,7 @@ from flightstate_core.engine.requeue import DeadClaim, DeadMessages, RequeueRefu
 from flightstate_core.engine.unit_of_work import Work, apply_locked, locked_transaction
 from flightstate_core.memory import MemoryStore, MemoryTransaction
 from flightstate_testing import sis
-from flightstate_testing.histories import flop, record, schedule
+from flightstate_testing.models import flop, record, schedule
 
 from .helpers import CONFIG, NOW
 
