@@ -1,5 +1,5 @@
 """Peak memory per SCHD DNLD package: decoding, applying in one batch, and pumping a backlog
-(issue 18, item 2). Target: at most 10x the package's text per package.
+(docs/design.md, "Poison-proof bounds"). Target: at most 10x the package's text per package.
 
 Three phases, each in its own forked child (its peak is its own; ``memory.forked``):
 

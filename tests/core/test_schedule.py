@@ -144,7 +144,8 @@ def test_adft_merges_operation_records_by_policy() -> None:
 
 
 def test_adft_gives_a_flight_without_a_day_its_day() -> None:
-    """A stored SODT always derives the stored OPERATION_DAY (issue 19, case 4)."""
+    """A stored SODT always derives the stored OPERATION_DAY (docs/design.md, "Schedule and
+    deletion")."""
     current = {"A": flight("A", day=DAY), "B": flight("B")}
     decision = run(
         current,
@@ -162,7 +163,7 @@ def test_adft_gives_a_flight_without_a_day_its_day() -> None:
 def test_adft_moving_a_flight_to_another_day_is_dead() -> None:
     """Was: the SODT applied and the day kept (noted), so SODT and OPERATION_DAY disagreed
     and every later package carrying that SODT was DEAD. Now: a protocol error naming the
-    element, nothing of the message applied (issue 19, case 4)."""
+    element, nothing of the message applied (docs/design.md, "Schedule and deletion")."""
     current = {"A": flight("A", day=DAY), "B": flight("B")}
     decision = run(
         current,
@@ -180,7 +181,7 @@ def test_adft_moving_a_flight_to_another_day_is_dead() -> None:
 
 
 def test_package_conflict_names_a_stored_sodt_that_already_disagrees() -> None:
-    """Data written before issue 19 may hold a SODT on another day than OPERATION_DAY: a
+    """Data written before that rule may hold a SODT on another day than OPERATION_DAY: a
     package carrying that SODT is still DEAD, and the reason says the stored SODT is why."""
     current = {"A": flight("A", day=DAY, SODT="24JAN211030")}
     decision = run(current, schedule("DNLD", fltr("A", SODT="24JAN211030")))

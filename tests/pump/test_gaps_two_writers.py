@@ -1,9 +1,9 @@
-"""Acceptance (issue 16) on real MariaDB and on the PG-table inbox, real PostgreSQL store:
-two AODB writers commit out of id order. Writer 1 inserts row N in a transaction, writer 2
-commits N+1; the pump must apply N whether writer 1 commits within the grace (in id order)
-or long after it (late, marked, once), and a rolled-back N leaves a gap that is passed
-after the grace and closed after the horizon. The pump's clock is injected, so the grace
-and the horizon pass without sleeping."""
+"""Gaps in the inbox ids (docs/design.md, "Gaps in the inbox ids") on real MariaDB and on
+the PG-table inbox, real PostgreSQL store: two AODB writers commit out of id order. Writer 1
+inserts row N in a transaction, writer 2 commits N+1; the pump must apply N whether writer 1
+commits within the grace (in id order) or long after it (late, marked, once), and a
+rolled-back N leaves a gap that is passed after the grace and closed after the horizon. The
+pump's clock is injected, so the grace and the horizon pass without sleeping."""
 
 from __future__ import annotations
 

@@ -196,7 +196,7 @@ class FlakyLease:
 
 
 def test_an_unwritable_store_is_waited_out_not_fatal() -> None:
-    """Issue 17: the lease failing (read-only, in recovery, unreachable) keeps the pump
+    """The lease failing (read-only, in recovery, unreachable) keeps the pump
     waiting as a standby with back-off, reporting it; then it leads and finishes."""
     store = MemoryStore()
     raws = generate_day(3, flights=5, messages=30)

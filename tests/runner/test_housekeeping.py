@@ -1,4 +1,4 @@
-"""Housekeeping inside `run` (issue 9): cleanup on a schedule, request resend then failure,
+"""Housekeeping inside `run`: cleanup on a schedule, request resend then failure,
 outbox purge, with metrics; only while leading, fenced by the pump's epoch. Real PG and
 MariaDB."""
 

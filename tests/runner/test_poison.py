@@ -1,4 +1,4 @@
-"""No message's content or size stops the FIFO (issue 18, acceptance 1 and 2).
+"""No message's content or size stops the FIFO (docs/design.md, "Poison-proof bounds").
 
 Every over-long or out-of-range envelope value and every over-long value that would reach
 a key or an indexed column, plus a row over the message limit, sit between valid messages
