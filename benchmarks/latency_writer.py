@@ -26,9 +26,7 @@ class Flops:
     def take(self, count: int) -> list[str]:
         """*count* messages to *count* new FLIDs."""
         first, self._next = self._next, self._next + count
-        gen = self._gen
-        return [gen.flop("ESTT", f, f"<ESTT>{gen.when(f, 15)}</ESTT>")
-                for f in range(first, first + count)]  # fmt: skip
+        return [self._gen.estimate_flop(f) for f in range(first, first + count)]
 
 
 class Writer:

@@ -178,7 +178,7 @@ _PACKAGE_SCALARS: Final = ("ALCD", "FLNO", "MVIN", "STND", "MAID", "CSOP", "REMC
 
 
 @st.composite
-def _fltr(draw: Any, flid: str, *, clear: bool) -> FlightRecord:
+def _package_record(draw: Any, flid: str, *, clear: bool) -> FlightRecord:
     scalars: dict[str, Set | Clear] = {}
     if draw(st.booleans()):
         scalars["SODT"] = Set(draw(_TIMES))
@@ -202,7 +202,7 @@ def schedule_messages(draw: Any) -> ScheduleMessage:
     flids = draw(st.lists(_FLID, min_size=1, max_size=3))
     if styp == "DEL":
         return schedule(styp, *(record(f) for f in flids), seqn=draw(_SEQN), dttm=draw(_SENT))
-    records = [draw(_fltr(f, clear=True)) for f in flids]
+    records = [draw(_package_record(f, clear=True)) for f in flids]
     return schedule(styp, *records, seqn=draw(_SEQN), recs=len(records), dttm=draw(_SENT))
 
 

@@ -107,6 +107,11 @@ class TrafficGenerator:
         """A FLOP of subtype *styp* for *flid* carrying *inner*."""
         return self.envelope("FLOP", styp, f"<FLOP><FLID>{flid}</FLID>{inner}</FLOP>")
 
+    def estimate_flop(self, flid: int, minutes: int = 15) -> str:
+        """A FLOP ESTT of *flid*: its scheduled time plus *minutes* (to an unknown FLID it
+        creates the flight, so each makes one ``schd`` record)."""
+        return self.flop("ESTT", flid, _el("ESTT", self.when(flid, minutes)))
+
     def random_flop(self, flid: int, flids: list[int]) -> str:
         """One FLOP of a random subtype family."""
         makers: list[Callable[[int, list[int]], str]] = [
