@@ -13,30 +13,28 @@ from datetime import UTC, datetime
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.decision import Decision, DecisionContext, Outcome
 from flightstate_core.domain.handlers import decide
-from flightstate_core.domain.items import Item
 from flightstate_core.domain.messages import FlightRecord
 from flightstate_core.domain.state import FlightState
-from flightstate_core.domain.values import Set
 from flightstate_core.domain.wire import wire
-from flightstate_testing.histories import collection_items, flop, item, record, schedule
+from flightstate_testing.models import collection_items, flop, fltr, item, schedule
 
 CONFIG = CoreConfig()
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 FLIGHTS = 2000
 
 
-def _fltr(index: int, stand: str) -> FlightRecord:
+def _flight(index: int, stand: str) -> FlightRecord:
+    """A realistic FLTR: thirteen scalars and three short collections."""
     sodt = f"{23 + index % 2:02d}JAN21{index % 24:02d}{index % 60:02d}"
-    scalars = {
-        "ALCD": Set("YG"), "FLNO": Set(f"YG{index:04d}"), "MVIN": Set("AD"[index % 2]),
-        "SODT": Set(sodt), "FLTY": Set("W"), "FLIN": Set("D"), "ACFT": Set("733"),
-        "RENO": Set(f"B{index:04d}"), "TRML": Set("T2"), "STND": Set(stand),
-        "PHAG": Set("110009"), "EXSC": Set("RCFLOP"), "FTSS": Set("RCFLOP"),
-    }  # fmt: skip
-    route: tuple[Item, ...] = collection_items(item("1", APCD="XIY", SCAT=sodt))
+    route = collection_items(item("1", APCD="XIY", SCAT=sodt))
     erut = collection_items(item("1", APCD="CTU", SCDT=sodt), item("2", APCD="XIY", SCAT=sodt))
     psdt = collection_items(item("1", PSST=stand, STST=sodt, STET=sodt))
-    return record(str(100000 + index), scalars, {"ROUT": route, "ERUT": erut, "PSDT": psdt})
+    return fltr(
+        str(100000 + index), collections={"ROUT": route, "ERUT": erut, "PSDT": psdt},
+        ALCD="YG", FLNO=f"YG{index:04d}", MVIN="AD"[index % 2], SODT=sodt, FLTY="W", FLIN="D",
+        ACFT="733", RENO=f"B{index:04d}", TRML="T2", STND=stand, PHAG="110009", EXSC="RCFLOP",
+        FTSS="RCFLOP",
+    )  # fmt: skip
 
 
 def _decide(current: dict[str, FlightState], message: object) -> Decision:
@@ -57,11 +55,11 @@ def _rate(fn: Callable[[], object], min_seconds: float = 2.0) -> tuple[float, in
 
 def main() -> None:
     """Measure and print the table."""
-    first = schedule("DNLD", *(_fltr(i, "504") for i in range(FLIGHTS)), recs=FLIGHTS)
+    first = schedule("DNLD", *(_flight(i, "504") for i in range(FLIGHTS)), recs=FLIGHTS)
     populated = dict(_decide({}, first).states)
-    second = schedule("DNLD", *(_fltr(i, "505") for i in range(FLIGHTS)), recs=FLIGHTS)
+    second = schedule("DNLD", *(_flight(i, "505") for i in range(FLIGHTS)), recs=FLIGHTS)
     target = populated["100000"]
-    one_flop = flop("STND", record(target.flid, {"STND": Set("B12")}))
+    one_flop = flop("STND", fltr(target.flid, STND="B12"))
     flop_rate, _ = _rate(lambda: _decide({target.flid: target}, one_flop))
     wire_rate, _ = _rate(lambda: wire(target, CONFIG))
     empty_rate, _ = _rate(lambda: _decide({}, first), 6.0)

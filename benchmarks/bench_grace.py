@@ -24,6 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pymysql
+from databases import MYSQL_ADMIN, drop_pg, fresh_pg
 
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.gaps import GapSettings
@@ -31,6 +32,7 @@ from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_mysql import MySqlInbox, create_cminmsgs, parse_mysql_dsn
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
+from flightstate_testing.mysql import create_database, drop_database
 from flightstate_testing.traffic import flop_backlog
 
 _INSERT = (
@@ -64,11 +66,7 @@ def _round(kind: str, w1: Any, w2: Any, raws: list[str], applied: dict[int, floa
 
 def grace_latencies(rounds: int = 10, grace: float = 1.0) -> list[str]:
     """One line per kind of round: median and max latency of N+1."""
-    from bench_pump import MYSQL_ADMIN, _drop_pg, _fresh_pg  # noqa: PLC0415
-
-    from tests.fixtures.mysql import create_database, drop_database  # noqa: PLC0415
-
-    pg, my = _fresh_pg(), create_database(MYSQL_ADMIN)
+    pg, my = fresh_pg(), create_database(MYSQL_ADMIN)
     conns = [pymysql.connect(autocommit=False, **parse_mysql_dsn(my)) for _ in range(2)]
     create_cminmsgs(conns[0])
     raws = flop_backlog(6 * rounds + 10)[::-1]
@@ -107,7 +105,7 @@ def grace_latencies(rounds: int = 10, grace: float = 1.0) -> list[str]:
         store.close()
         inbox.close()
         lease.close()
-        _drop_pg(pg)
+        drop_pg(pg)
         drop_database(MYSQL_ADMIN, my)
     return lines
 

@@ -35,10 +35,10 @@ from confluent_kafka import Producer
 
 from flightstate_kafka import Dispatcher, KafkaSettings, TopicSettings, provision_topics
 from flightstate_kafka.producer import producer_config
+from flightstate_pg import migrate
 from flightstate_pg.outbox import PgOutbox
 from flightstate_testing.kafka import TansuBroker
 from flightstate_testing.postgres import create_database, drop_database
-from tests.kafka._outbox_db import create_outbox_schema
 
 EVENTS = int(os.environ.get("BENCH_KAFKA_EVENTS", "100000"))
 ROUNDS = int(os.environ.get("BENCH_KAFKA_ROUNDS", "3"))
@@ -180,7 +180,7 @@ def main() -> None:
     data = rows()
     dsn = create_database(PG)
     try:
-        create_outbox_schema(dsn)
+        migrate(dsn)  # MSG_EVENT, OUTBOX_WATERMARK, ...
         with TansuBroker() as broker:
             raws, dispatched = measure(broker, dsn, data)
     finally:

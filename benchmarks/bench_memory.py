@@ -1,5 +1,5 @@
 """Peak memory per SCHD DNLD package: decoding, applying in one batch, and pumping a backlog
-(issue 18, item 2). Target: at most 10x the package's text per package.
+(docs/design.md, "Poison-proof bounds"). Target: at most 10x the package's text per package.
 
 Three phases, each in its own forked child (its peak is its own; ``memory.forked``):
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import sys
 import time
 from datetime import UTC, datetime
@@ -33,9 +32,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
-from memory import PeakGrowth, forked  # benchmarks/ is on the path
+from databases import drop_pg, fresh_pg  # benchmarks/ is on the path
+from memory import PeakGrowth, forked
 
-import flightstate_pg
 from flightstate_core.domain.codec import decode
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.records import InboxRow
@@ -48,28 +47,12 @@ from flightstate_pg.inbox import PgInbox, create_inbox_table, insert_messages
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_testing.seeded import build_dense_dnld, build_dnld, dnld_backlog
 
-PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
 _MIB = 1024 * 1024
 
 
 def packages(count: int, flights: int) -> list[str]:
     """*count* DNLD packages of the same *flights* flights, each with other content."""
     return [build_dnld(flights, seed).decode("utf-8") for seed in range(1, count + 1)]
-
-
-def _fresh_pg() -> str:
-    name = f"fs_benchmem_{os.getpid()}_{time.monotonic_ns()}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
-    flightstate_pg.migrate(dsn)
-    return dsn
-
-
-def _drop_pg(dsn: str) -> None:
-    name = dsn.rsplit("/", 1)[1]
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def phase_decode(raw: str) -> float:
@@ -83,7 +66,7 @@ def phase_decode(raw: str) -> float:
 
 def phase_apply(raws: list[str], batch: int) -> float:
     """Peak growth (MiB) of one ``process_batch`` of *batch* packages (flights present)."""
-    dsn = _fresh_pg()
+    dsn = fresh_pg()
     config = CoreConfig()
     store = PgStore(dsn, config)
     try:
@@ -96,7 +79,7 @@ def phase_apply(raws: list[str], batch: int) -> float:
         return peak.mib
     finally:
         store.close()
-        _drop_pg(dsn)
+        drop_pg(dsn)
 
 
 def phase_pump(
@@ -104,7 +87,7 @@ def phase_pump(
 ) -> tuple[float, float, int, float]:
     """(seconds, peak growth MiB, rows backfilled, whole peak RSS MiB) pumping *backlog*
     packages (*dense*: of ``build_dense_dnld``)."""
-    dsn = _fresh_pg()
+    dsn = fresh_pg()
     config = CoreConfig()
     with psycopg.connect(dsn) as conn:
         create_inbox_table(conn)
@@ -129,7 +112,7 @@ def phase_pump(
     finally:
         store.close()
         inbox.close()
-        _drop_pg(dsn)
+        drop_pg(dsn)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -38,11 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 import pymysql
+from databases import MYSQL_ADMIN, drop_pg, fresh_pg
 from machine import describe  # machine, memory, threads: benchmarks/ is on the path,
 from memory import PeakGrowth, forked  # as it is for nox and for `python benchmarks/...`
 from threads import CpuSampler
 
-import flightstate_pg
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.gaps import GapSettings
 from flightstate_core.domain.records import InboxRow
@@ -57,23 +56,6 @@ from flightstate_pg.inbox import insert_messages as pg_insert
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.wakeup import DEFAULT_CHANNEL
 from flightstate_testing.traffic import flop_backlog
-
-PG_ADMIN = os.environ.get("FLIGHTSTATE_TEST_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
-MYSQL_ADMIN = os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN") or "mysql://root@127.0.0.1:3306/"
-
-
-def _fresh_pg() -> str:
-    from flightstate_testing.postgres import create_database  # noqa: PLC0415
-
-    dsn = create_database(PG_ADMIN)
-    flightstate_pg.migrate(dsn)
-    return dsn
-
-
-def _drop_pg(dsn: str) -> None:
-    from flightstate_testing.postgres import drop_database  # noqa: PLC0415
-
-    drop_database(PG_ADMIN, dsn)
 
 
 @contextlib.contextmanager
@@ -96,7 +78,7 @@ def cpu_sampling(enabled: bool, dsn: str) -> Iterator[None]:
 def bench_raw(raws: list[str], batch: int, cpu: bool = False) -> tuple[float, float]:
     """Seconds for service.process_batch over in-memory rows into a fresh PgStore; the
     peak resident growth in MiB."""
-    pg = _fresh_pg()
+    pg = fresh_pg()
     config = CoreConfig()
     store = PgStore(pg, config)
     rows = [InboxRow(i + 1, raw, None) for i, raw in enumerate(raws)]
@@ -110,7 +92,7 @@ def bench_raw(raws: list[str], batch: int, cpu: bool = False) -> tuple[float, fl
         return elapsed, peak.mib
     finally:
         store.close()
-        _drop_pg(pg)
+        drop_pg(pg)
 
 
 def bench_pump(
@@ -125,7 +107,7 @@ def bench_pump(
     """Seconds until every row is committed and backfilled; rows backfilled; the peak
     resident growth in MiB (the inbox's rows live in its database, not here). *notify*
     False: the store sends no outbox NOTIFY, as the runner's does."""
-    pg = _fresh_pg()
+    pg = fresh_pg()
     config = CoreConfig()
     store = PgStore(pg, config, notify_channel=DEFAULT_CHANNEL if notify else None)
     inbox, cleanup = make_inbox(pg)
@@ -151,16 +133,16 @@ def bench_pump(
     finally:
         store.close()
         cleanup()
-        _drop_pg(pg)
+        drop_pg(pg)
 
 
 def machine_line() -> str:
     """This boot's speed (see ``benchmarks/machine.py``), measured in a throwaway database."""
-    pg = _fresh_pg()
+    pg = fresh_pg()
     try:
         return describe(pg)
     finally:
-        _drop_pg(pg)
+        drop_pg(pg)
 
 
 def mysql_inbox(raws: list[str]) -> Callable[[str], tuple[Inbox, Callable[[], None]]]:

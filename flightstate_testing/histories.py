@@ -1,6 +1,6 @@
-"""Message builders and Hypothesis strategies for random message histories.
-
-The builders make ``messages`` objects directly (tests need no XML). The strategies draw
+"""Hypothesis strategies for random message histories (the messages are built with
+``flightstate_testing.models``; ``flightstate_testing.replay`` hands a history over as inbox
+rows and applies it in batches). The strategies draw
 every kind the pump sees: FLOP blocks of every catalog subtype (FDEL and the codeshare
 group included), SCHD packages (some with an OPERATION_DAY conflict or a FLID twice),
 Set-only ADFT/ADD/UPD, SCHD DEL, ignored kinds (SCHS, reference data) and messages whose
@@ -11,12 +11,7 @@ FLIDs come from a small pool so that histories collide on flights, masters and s
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-from collections.abc import Iterator, Mapping
-from datetime import datetime
 from typing import Any, Final
-from zoneinfo import ZoneInfo
 
 from attrs import evolve, frozen
 from hypothesis import strategies as st
@@ -32,8 +27,7 @@ from flightstate_core.domain.catalog import (
     ChildSpec,
     ValueKind,
 )
-from flightstate_core.domain.config import CoreConfig
-from flightstate_core.domain.errors import FlightstateError, ProtocolError
+from flightstate_core.domain.errors import ProtocolError
 from flightstate_core.domain.items import DocItem, Item
 from flightstate_core.domain.messages import (
     CollectionValue,
@@ -45,89 +39,24 @@ from flightstate_core.domain.messages import (
     ScheduleMessage,
     StandUpdate,
 )
-from flightstate_core.domain.records import InboxRow
 from flightstate_core.domain.values import CLEAR, Clear, Set
-from flightstate_core.engine.outcome import PreparedRows, Undecodable
-from flightstate_core.engine.processor import process_batch, process_message
-from flightstate_core.ports import StateStore
+from flightstate_core.engine.outcome import Undecodable
 from flightstate_testing import strategies as shared
+from flightstate_testing.models import (
+    DTTM,
+    collection_items,
+    envelope,
+    flop,
+    payload_digest,
+    record,
+    schedule,
+)  # fmt: skip
 
-__all__ = [
-    "FLID_POOL",
-    "Step",
-    "collection_items",
-    "envelope",
-    "flop",
-    "histories",
-    "item",
-    "messages",
-    "record",
-    "schedule",
-    "steps",
-]
+__all__ = ["FLID_POOL", "Step", "histories", "messages", "steps"]
 
 FLID_POOL: Final = shared.FLID_POOL
-_ZONE: Final = ZoneInfo("Asia/Shanghai")
 _STANDS: Final = ("504", "505")
-_DTTM: Final = datetime(2021, 1, 23, 8, 0, tzinfo=_ZONE)
 _NO_ENVELOPE: Final = Envelope("", "", "", "", "")
-
-# ----------------------------------------------------------------------------- builders
-
-
-def envelope(
-    type_: str, styp: str, seqn: str = "1", *, sndr: str = "AODB", dttm: datetime = _DTTM
-) -> Envelope:
-    """A META block; DTTM 2021-01-23 08:00 airport time unless given."""
-    return Envelope(sndr, seqn, dttm.strftime("%Y%m%d%H%M%S"), type_, styp, dttm)
-
-
-def item(seq: str | None, **values: str) -> Item:
-    """A collection item (ordinal 0: the merge renumbers)."""
-    return Item(0, seq, tuple(values.items()))
-
-
-def collection_items(*items: Item) -> tuple[Item, ...]:
-    """Items numbered 1..n as the codec produces them."""
-    return tuple(Item(i, it.seq, it.values) for i, it in enumerate(items, 1))
-
-
-def record(
-    flid: str,
-    scalars: Mapping[str, Set | Clear] | None = None,
-    collections: Mapping[str, CollectionValue] | None = None,
-    documents: Mapping[str, DocumentValue] | None = None,
-    stand_updates: tuple[StandUpdate, ...] = (),
-    *,
-    delete: bool = False,
-) -> FlightRecord:
-    """A FLTR / FLOP block."""
-    return FlightRecord(
-        flid, dict(scalars or {}), dict(collections or {}), dict(documents or {}),
-        stand_updates, delete,
-    )  # fmt: skip
-
-
-def _digest(*parts: object) -> str:
-    return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
-
-
-def flop(styp: str, *blocks: FlightRecord, seqn: str = "1", dttm: datetime = _DTTM) -> FlopMessage:
-    """A FLOP message (digest over its blocks, as the codec's: the payload, not META)."""
-    return FlopMessage(envelope("FLOP", styp, seqn, dttm=dttm), blocks, _digest(styp, blocks))
-
-
-def schedule(
-    styp: str,
-    *records: FlightRecord,
-    seqn: str = "1",
-    recs: int | None = None,
-    dttm: datetime = _DTTM,
-) -> ScheduleMessage:
-    """A SCHD message (digest over its records)."""
-    env = envelope("SCHD", styp, seqn, dttm=dttm)
-    return ScheduleMessage(env, recs, records, _digest(styp, records))
-
 
 # ----------------------------------------------------------------------------- values
 
@@ -237,12 +166,12 @@ def flop_messages(draw: Any, styp: str | None = None) -> FlopMessage:
 _SEQN = st.sampled_from(["1243", "1", "2"])
 # Few send times, so that histories reuse one SEQN with the same payload at another DTTM
 # (A -> B -> A, earlier or later): another message, never a duplicate.
-_SENT = st.sampled_from([_DTTM, _DTTM.replace(hour=9), _DTTM.replace(day=20)])
+_SENT = st.sampled_from([DTTM, DTTM.replace(hour=9), DTTM.replace(day=20)])
 _PACKAGE_SCALARS: Final = ("ALCD", "FLNO", "MVIN", "STND", "MAID", "CSOP", "REMC", "ACTT")
 
 
 @st.composite
-def _fltr(draw: Any, flid: str, *, clear: bool) -> FlightRecord:
+def _package_record(draw: Any, flid: str, *, clear: bool) -> FlightRecord:
     scalars: dict[str, Set | Clear] = {}
     if draw(st.booleans()):
         scalars["SODT"] = Set(draw(_TIMES))
@@ -266,7 +195,7 @@ def schedule_messages(draw: Any) -> ScheduleMessage:
     flids = draw(st.lists(_FLID, min_size=1, max_size=3))
     if styp == "DEL":
         return schedule(styp, *(record(f) for f in flids), seqn=draw(_SEQN), dttm=draw(_SENT))
-    records = [draw(_fltr(f, clear=True)) for f in flids]
+    records = [draw(_package_record(f, clear=True)) for f in flids]
     return schedule(styp, *records, seqn=draw(_SEQN), recs=len(records), dttm=draw(_SENT))
 
 
@@ -281,7 +210,9 @@ def _ignored() -> st.SearchStrategy[Message]:
 
 def _with_digest(message: Message) -> Message:
     """The shared strategies leave the digest empty: derive one from the payload."""
-    return evolve(message, payload_digest=_digest(repr(evolve(message, envelope=_NO_ENVELOPE))))
+    return evolve(
+        message, payload_digest=payload_digest(repr(evolve(message, envelope=_NO_ENVELOPE)))
+    )
 
 
 def _shared_flight_messages() -> st.SearchStrategy[Message]:
@@ -406,58 +337,3 @@ def histories(max_size: int = 30) -> st.SearchStrategy[list[Step]]:
     return st.lists(groups, max_size=max_size).map(
         lambda nested: [step for group in nested for step in group][:max_size]
     )
-
-
-def history_rows(
-    history: list[Step], received_at: datetime
-) -> Iterator[tuple[InboxRow, Message | Undecodable]]:
-    """Inbox rows of a history, each with its already-decoded message: new messages get the
-    next id, replays repeat an earlier row (same id), resends repeat its text under a new id;
-    a reserve step skips the next id, and a late message takes a skipped id (``late``, after
-    higher ids), or the next id when none is skipped."""
-    sent: list[tuple[InboxRow, Message | Undecodable]] = []
-    next_id = 1
-    reserved: list[int] = []
-    for step in history:
-        if step.kind == "reserve":
-            reserved.append(next_id)
-            next_id += 1
-            continue
-        if step.kind == "late" and reserved and step.message is not None:
-            mid = reserved.pop(step.index % len(reserved))
-            entry = (InboxRow(mid, "<decoded/>", received_at, late=True), step.message)
-        elif step.kind in {"new", "late"} or not sent:
-            if step.message is None:
-                continue
-            entry = (InboxRow(next_id, "<decoded/>", received_at), step.message)
-            next_id += 1
-        else:
-            row, message = sent[step.index % len(sent)]
-            if step.kind == "resend":
-                row = InboxRow(next_id, row.raw, received_at)
-                next_id += 1
-            entry = (row, message)
-        if step.kind != "replay" or len(sent) == 0:
-            sent.append(entry)
-        yield entry
-
-
-def apply_batched(
-    store: StateStore, history: list[Step], config: CoreConfig, now: datetime, size: int
-) -> None:
-    """Apply *history* through the unit of work in chunks of *size*, handing the decoded
-    messages over as the pump's decode-ahead does; a chunk that fails goes one message at a
-    time and a message that fails is left (the pump's fallback, without its retries)."""
-    entries = list(history_rows(history, now))
-    decoded = {row.message_id: message for row, message in entries}
-    rows = [row for row, _ in entries]
-    for start in range(0, len(rows), size):
-        chunk = rows[start : start + size]
-        ahead = {row.message_id: (row.raw, decoded[row.message_id]) for row in chunk}
-        try:
-            process_batch(store, PreparedRows(chunk, ahead), config, now=now, epoch=None)
-        except FlightstateError:
-            for row in chunk:
-                with contextlib.suppress(FlightstateError):
-                    process_message(store, row, config, now=now, epoch=None,
-                                    decoded=decoded[row.message_id])  # fmt: skip

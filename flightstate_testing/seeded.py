@@ -27,6 +27,7 @@ from flightstate_core.domain.messages import (
 )
 from flightstate_core.domain.times import parse_time
 from flightstate_core.domain.values import Set
+from flightstate_testing.sis import sis_time as _t  # short: the builders below use it often
 
 __all__ = [
     "build_dense_dnld", "build_dnld", "build_dnld_message", "build_flop", "dnld_backlog",
@@ -35,17 +36,12 @@ __all__ = [
 
 _SEQN = re.compile(r"<SEQN>[0-9]+</SEQN>")
 
-_MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 _AIRLINES = ("CA", "MU", "CZ", "YG", "3U", "HU", "ZH", "MF")
 _AIRPORTS = ("PEK", "SHA", "CTU", "XIY", "HGH", "CAN", "SZX", "KMG", "HKG", "NRT")
 _AIRCRAFT = ("733", "738", "320", "321", "333", "359", "77W")
 _DAY = datetime(2021, 1, 23)
 _DEPARTURE_SHARE = 0.5
 _ZONE = ZoneInfo("Asia/Shanghai")
-
-
-def _t(moment: datetime) -> str:
-    return f"{moment.day:02d}{_MONTHS[moment.month - 1]}{moment.year % 100:02d}{moment:%H%M}"
 
 
 def _time_set(moment: datetime) -> Set:

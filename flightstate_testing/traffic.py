@@ -17,10 +17,11 @@ from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from xml.sax.saxutils import escape
 
+from flightstate_testing.sis import sis_time
+
 __all__ = ["DEFAULT_DAY", "TrafficGenerator", "flop_backlog", "generate_day"]
 
 DEFAULT_DAY = date(2026, 11, 30)  # what tests and benchmarks generate, unless told a day
-_MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 _AIRLINES = ("CA", "MU", "CZ", "HU", "3U", "YG", "ZH")
 _AIRPORTS = ("PEK", "PVG", "CAN", "CTU", "XIY", "HGH", "SZX", "KMG")
 _TIME_SUBTYPES = (
@@ -29,11 +30,6 @@ _TIME_SUBTYPES = (
 )  # fmt: skip
 _TEXT_SUBTYPES = ("ACFT", "FLTY", "FTSS", "MAXP", "REMC", "RENO", "RUNW", "STND", "TRML")
 _REFERENCE = ("AIRL", "ARPT", "CITY", "GLST", "STTS", "DLYL")
-
-
-def _t(moment: datetime) -> str:
-    """DDMONYYHHMM."""
-    return f"{moment.day:02d}{_MONTHS[moment.month - 1]}{moment.year % 100:02d}{moment:%H%M}"
 
 
 def _el(code: str, text: str) -> str:
@@ -70,7 +66,7 @@ class TrafficGenerator:
     def when(self, flid: int, minutes: int = 0) -> str:
         """A flight's scheduled time (spread over the day) plus *minutes*."""
         base = self.day + timedelta(minutes=(flid * 37) % (20 * 60) + 240 + minutes)
-        return _t(base)
+        return sis_time(base)
 
     # ------------------------------------------------------------------ schedule
 
@@ -110,6 +106,11 @@ class TrafficGenerator:
     def flop(self, styp: str, flid: int, inner: str) -> str:
         """A FLOP of subtype *styp* for *flid* carrying *inner*."""
         return self.envelope("FLOP", styp, f"<FLOP><FLID>{flid}</FLID>{inner}</FLOP>")
+
+    def estimate_flop(self, flid: int, minutes: int = 15) -> str:
+        """A FLOP ESTT of *flid*: its scheduled time plus *minutes* (to an unknown FLID it
+        creates the flight, so each makes one ``schd`` record)."""
+        return self.flop("ESTT", flid, _el("ESTT", self.when(flid, minutes)))
 
     def random_flop(self, flid: int, flids: list[int]) -> str:
         """One FLOP of a random subtype family."""

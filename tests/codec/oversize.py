@@ -1,4 +1,5 @@
-"""Messages whose envelope or indexed values are over-long or out of range (issue 18).
+"""Messages whose envelope or indexed values are over-long or out of range (docs/design.md,
+"Poison-proof bounds"): each must end DEAD naming the value, never stop the pump.
 
 Shared by the codec test, the pure PROC_STATE row test (PostgreSQL and Oracle builders) and
 the end-to-end pump test: each case is (name, raw XML, the XPath its ProtocolError names).
@@ -10,10 +11,10 @@ import random
 import string
 
 from flightstate_core.domain.limits import FLID_MAX_BYTES, INDEXED_VALUE_MAX_BYTES
-
-DECL = '<?xml version="1.0" encoding="UTF-8"?>\n'
+from flightstate_testing.sis import flop, fltr, message, schd
 
 _RANDOM = random.Random(18)
+_FLID = "9001"  # the FLOP cases' flight
 
 
 def noise(alphabet: str, length: int) -> str:
@@ -26,29 +27,7 @@ def noise(alphabet: str, length: int) -> str:
 CHINESE_22 = "航" * 22
 
 
-def message(
-    payload: str,
-    *,
-    type_: str = "FLOP",
-    styp: str = "REMC",
-    sndr: str = "AODB",
-    seqn: str = "1243",
-    dttm: str = "20211010090311",
-) -> str:
-    """A whole SIS message with the given META values."""
-    meta = (
-        f"<META><SNDR>{sndr}</SNDR><SEQN>{seqn}</SEQN><DTTM>{dttm}</DTTM>"
-        f"<TYPE>{type_}</TYPE><STYP>{styp}</STYP></META>"
-    )
-    return f"{DECL}<MSG>{meta}{payload}</MSG>"
-
-
-def flop(styp: str, body: str, flid: str = "9001", **meta: str) -> str:
-    """A FLOP message with one block."""
-    return message(f"<FLOP><FLID>{flid}</FLID>{body}</FLOP>", styp=styp, **meta)
-
-
-def remark(flid: str = "9001", text: str = "ok", **meta: str) -> str:
+def remark(flid: str = _FLID, text: str = "ok", **meta: str) -> str:
     """A valid FLOP REMC (the FIFO's good neighbours)."""
     return flop("REMC", f"<REMC>{text}</REMC>", flid, **meta)
 
@@ -59,7 +38,7 @@ _CHINESE_CODE = "门" * (INDEXED_VALUE_MAX_BYTES // 3 + 1)  # 134 characters, 40
 
 
 def _collection(code: str, seq_attr: str, child: str, value: str) -> tuple[str, str, str]:
-    raw = flop(code, f'<{code} {seq_attr}="1"><{child}>{value}</{child}></{code}>')
+    raw = flop(code, f'<{code} {seq_attr}="1"><{child}>{value}</{child}></{code}>', _FLID)
     return (f"flop_{code}_{child}", raw, f"/MSG/FLOP[1]/{code}[1]/{child}")
 
 
@@ -70,12 +49,12 @@ OVERSIZE_CASES: tuple[tuple[str, str, str], ...] = (
     ("sndr_chinese_22", remark(sndr=CHINESE_22), "/MSG/META/SNDR"),
     (
         "styp_unknown_6000",
-        flop(noise(string.ascii_uppercase, 6000), "<REMC>x</REMC>"),
+        flop(noise(string.ascii_uppercase, 6000), "<REMC>x</REMC>", _FLID),
         "/MSG/META/STYP",
     ),
-    ("styp_65_bytes", flop("X" * 65, "<REMC>x</REMC>"), "/MSG/META/STYP"),
-    ("styp_chinese_22", flop(CHINESE_22, "<REMC>x</REMC>"), "/MSG/META/STYP"),
-    ("type_6000", message("<X/>", type_=noise(string.ascii_uppercase, 6000)), "/MSG/META/TYPE"),
+    ("styp_65_bytes", flop("X" * 65, "<REMC>x</REMC>", _FLID), "/MSG/META/STYP"),
+    ("styp_chinese_22", flop(CHINESE_22, "<REMC>x</REMC>", _FLID), "/MSG/META/STYP"),
+    ("type_6000", message(noise(string.ascii_uppercase, 6000), "REMC", "<X/>"), "/MSG/META/TYPE"),
     ("dttm_year_0001", remark(dttm="00010101000000"), "/MSG/META/DTTM"),
     ("dttm_year_9999", remark(dttm="99991231235959"), "/MSG/META/DTTM"),
     ("flop_flid_2705", remark(flid=noise(string.digits, 2705)), "/MSG/FLOP[1]/FLID"),
@@ -83,14 +62,10 @@ OVERSIZE_CASES: tuple[tuple[str, str, str], ...] = (
     ("flop_flid_chinese_22", remark(flid=CHINESE_22), "/MSG/FLOP[1]/FLID"),
     (
         "schd_flid_65",
-        message(
-            f"<SCHD><RECS>1</RECS><FLTR><FLID>{_LONG_FLID}</FLID></FLTR></SCHD>",
-            type_="SCHD",
-            styp="DNLD",
-        ),
+        schd("DNLD", fltr("", _LONG_FLID)),
         "/MSG/SCHD/FLTR[1]/FLID",
     ),
-    ("flop_maid", flop("CSOP", f"<MAID>{_LONG_CODE}</MAID>"), "/MSG/FLOP[1]/MAID"),
+    ("flop_maid", flop("CSOP", f"<MAID>{_LONG_CODE}</MAID>", _FLID), "/MSG/FLOP[1]/MAID"),
     _collection("GTDT", "GTNO", "GATE", _LONG_CODE),
     _collection("GTDT", "GTNO", "GATE", _CHINESE_CODE),
     _collection("CKDT", "CKNO", "CHKC", _LONG_CODE),
@@ -100,11 +75,9 @@ OVERSIZE_CASES: tuple[tuple[str, str, str], ...] = (
     _collection("ABTM", "ASNO", "ABDG", _LONG_CODE),
     (
         "schd_gate",
-        message(
-            "<SCHD><RECS>1</RECS><FLTR><FLID>9002</FLID>"
-            f'<GTDT GTNO="1"><GATE>{_LONG_CODE}</GATE></GTDT></FLTR></SCHD>',
-            type_="SCHD",
-            styp="DNLD",
+        schd(
+            "DNLD",
+            fltr(f'<GTDT GTNO="1"><GATE>{_LONG_CODE}</GATE></GTDT>', "9002"),
         ),
         "/MSG/SCHD/FLTR[1]/GTDT[1]/GATE",
     ),
@@ -118,6 +91,6 @@ AT_LIMIT_CASES: tuple[tuple[str, str], ...] = (
     ("dttm_1970", remark(dttm="19700101000000")),
     ("dttm_2099", remark(dttm="20991231235959")),
     ("flid_64", remark(flid="9" * FLID_MAX_BYTES)),
-    ("gate_400", flop("GTDT", f'<GTDT GTNO="1"><GATE>{"G" * 400}</GATE></GTDT>')),
-    ("maid_400", flop("CSOP", f"<MAID>{'M' * 400}</MAID>")),
+    ("gate_400", flop("GTDT", f'<GTDT GTNO="1"><GATE>{"G" * 400}</GATE></GTDT>', _FLID)),
+    ("maid_400", flop("CSOP", f"<MAID>{'M' * 400}</MAID>", _FLID)),
 )

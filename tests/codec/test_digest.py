@@ -7,7 +7,8 @@ import re
 import pytest
 
 from flightstate_core.domain.codec import decode
-from tests.codec.helpers import flop, msg
+from flightstate_testing.sis import flop
+from flightstate_testing.sis import message as msg
 from tests.codec.test_corpus import CORPUS_DIR
 
 

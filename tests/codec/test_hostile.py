@@ -8,12 +8,13 @@ from flightstate_core.domain.codec import decode
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.messages import FlopMessage
 from flightstate_core.domain.values import Set
-from tests.codec.helpers import DECL, error, flop, meta
+from flightstate_testing.sis import DECLARATION, flop, meta
+from tests.codec.helpers import error
 
 BODY = f"<MSG>{meta('FLOP', 'REMC')}<FLOP><FLID>15</FLID><REMC>&lol9;</REMC></FLOP></MSG>"
 
 BILLION_LAUGHS = (
-    DECL
+    DECLARATION
     + '<!DOCTYPE MSG [<!ENTITY lol "lol">'
     + "".join(
         f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
@@ -24,12 +25,12 @@ BILLION_LAUGHS = (
 )
 
 EXTERNAL_ENTITY = (
-    DECL
+    DECLARATION
     + '<!DOCTYPE MSG [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'
     + f"<MSG>{meta('FLOP', 'REMC')}<FLOP><FLID>15</FLID><REMC>&xxe;</REMC></FLOP></MSG>"
 )
 
-EXTERNAL_DTD = DECL + '<!DOCTYPE MSG SYSTEM "http://127.0.0.1:9/evil.dtd">' + BODY
+EXTERNAL_DTD = DECLARATION + '<!DOCTYPE MSG SYSTEM "http://127.0.0.1:9/evil.dtd">' + BODY
 
 
 @pytest.mark.parametrize(
@@ -54,7 +55,7 @@ def test_doctype_in_a_wide_encoding_is_refused(codec: str) -> None:
 
 
 def test_undeclared_entity_is_not_well_formed() -> None:
-    caught = error(DECL + BODY)
+    caught = error(DECLARATION + BODY)
     assert caught.xpath == "/"
     assert "lol9" in caught.reason
 
@@ -75,11 +76,11 @@ def test_size_limit_is_checked_before_parsing() -> None:
 @pytest.mark.parametrize(
     ("raw", "where"),
     [
-        (DECL + f"<MSG>{meta('FLOP', 'REMC')}<FLOP>", "line 2"),
-        (DECL + "<MSG></MSG></MSG>", "line 2, column 12"),
+        (DECLARATION + f"<MSG>{meta('FLOP', 'REMC')}<FLOP>", "line 2"),
+        (DECLARATION + "<MSG></MSG></MSG>", "line 2, column 12"),
         ("", "line"),
         ("not xml at all", "line 1"),
-        (DECL + "<MSG><META></MSG>", "line 2"),
+        (DECLARATION + "<MSG><META></MSG>", "line 2"),
     ],
 )
 def test_not_well_formed_reports_line_and_column(raw: str, where: str) -> None:

@@ -1,4 +1,4 @@
-"""Envelope and indexed values are bounded in the codec (issue 18, item 1)."""
+"""Envelope and indexed values are bounded in the codec (docs/design.md, "Poison-proof bounds")."""
 
 from __future__ import annotations
 

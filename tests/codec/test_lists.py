@@ -9,7 +9,8 @@ from flightstate_core.domain.codec import decode
 from flightstate_core.domain.items import DocItem, Item
 from flightstate_core.domain.messages import FlopMessage, StandUpdate
 from flightstate_core.domain.values import CLEAR, Set
-from tests.codec.helpers import block, error, flop, fltr, record, schd
+from flightstate_testing.sis import flop, fltr, schd
+from tests.codec.helpers import block, error, record
 from tests.codec.test_corpus import CORPUS_DIR
 
 GATE = "<GATE>{}</GATE><PGOT>15DEC031805</PGOT>"

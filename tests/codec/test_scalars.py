@@ -11,7 +11,8 @@ from flightstate_core.domain.catalog import FLOP_SUBTYPES, SCALARS, ValueKind
 from flightstate_core.domain.codec._tables import SCALAR_ELEMENTS
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.values import CLEAR, Set
-from tests.codec.helpers import block, error, flop, record
+from flightstate_testing.sis import flop
+from tests.codec.helpers import block, error, record
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 

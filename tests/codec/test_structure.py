@@ -20,7 +20,9 @@ from flightstate_core.domain.messages import (
     ScheduleSeasonMessage,
 )
 from flightstate_core.domain.values import CLEAR, Set
-from tests.codec.helpers import DECL, block, error, flop, fltr, meta, msg, schd
+from flightstate_testing.sis import DECLARATION, flop, fltr, meta, schd
+from flightstate_testing.sis import message as msg
+from tests.codec.helpers import block, error
 
 # ------------------------------------------------------------------------- envelope
 
@@ -43,16 +45,19 @@ def test_envelope_fields_identity_and_aware_dttm() -> None:
         (msg("NOPE", "X", ""), "/MSG/META/TYPE"),
         (msg("FLOP", "NOPE", "<FLOP><FLID>1</FLID></FLOP>"), "/MSG/META/STYP"),
         (msg("SCHD", "NOPE", "<SCHD/>"), "/MSG/META/STYP"),
-        (f"{DECL}<MSG>{meta('FLOP', 'ESTT', seqn='12a')}</MSG>", "/MSG/META/SEQN"),
-        (f"{DECL}<MSG>{meta('FLOP', 'ESTT', seqn='')}</MSG>", "/MSG/META/SEQN"),
-        (f"{DECL}<MSG>{meta('FLOP', 'ESTT', dttm='20211310090311')}</MSG>", "/MSG/META/DTTM"),
-        (f"{DECL}<MSG>{meta('FLOP', 'ESTT', dttm='2021101009031')}</MSG>", "/MSG/META/DTTM"),
-        (f"{DECL}<MSG><META><SNDR>AODB</SNDR></META></MSG>", "/MSG/META/SEQN"),
-        (f"{DECL}<MSG><META><SNDR>A</SNDR><X/></META></MSG>", "/MSG/META/X"),
-        (f"{DECL}<MSG><META><SNDR>A</SNDR><SNDR>B</SNDR></META></MSG>", "/MSG/META/SNDR[2]"),
-        (f"{DECL}<MSG><FLOP/></MSG>", "/MSG/META"),
-        (f"{DECL}<MESSAGE/>", "/MESSAGE"),
-        (f"{DECL}<MSG>{meta('FLOP', 'ESTT')}{meta('FLOP', 'ESTT')}</MSG>", "/MSG/META[2]"),
+        (msg("FLOP", "ESTT", "", seqn="12a"), "/MSG/META/SEQN"),
+        (msg("FLOP", "ESTT", "", seqn=""), "/MSG/META/SEQN"),
+        (
+            msg("FLOP", "ESTT", "", dttm="20211310090311"),
+            "/MSG/META/DTTM",
+        ),
+        (msg("FLOP", "ESTT", "", dttm="2021101009031"), "/MSG/META/DTTM"),
+        (f"{DECLARATION}<MSG><META><SNDR>AODB</SNDR></META></MSG>", "/MSG/META/SEQN"),
+        (f"{DECLARATION}<MSG><META><SNDR>A</SNDR><X/></META></MSG>", "/MSG/META/X"),
+        (f"{DECLARATION}<MSG><META><SNDR>A</SNDR><SNDR>B</SNDR></META></MSG>", "/MSG/META/SNDR[2]"),
+        (f"{DECLARATION}<MSG><FLOP/></MSG>", "/MSG/META"),
+        (f"{DECLARATION}<MESSAGE/>", "/MESSAGE"),
+        (f"{DECLARATION}<MSG>{meta('FLOP', 'ESTT')}{meta('FLOP', 'ESTT')}</MSG>", "/MSG/META[2]"),
     ],
 )
 def test_envelope_errors(raw: str, xpath: str) -> None:

@@ -1,5 +1,6 @@
-"""Reads bounded by bytes as well as rows (issue 18, item 2): the plan and the DEAD outcome
-of a row left unread (pure; the adapters run the same plan in the inbox contract)."""
+"""Reads bounded by bytes as well as rows (docs/design.md, "Poison-proof bounds"): the plan
+and the DEAD outcome of a row left unread (pure; the adapters run the same plan in the inbox
+contract)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from flightstate_testing.histories import flop, record
+from flightstate_testing.models import flop, record
 
 from .helpers import flight, run
 

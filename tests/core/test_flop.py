@@ -22,7 +22,7 @@ from flightstate_core.domain.decision import Outcome
 from flightstate_core.domain.items import DocItem, Item
 from flightstate_core.domain.messages import StandUpdate
 from flightstate_core.domain.values import CLEAR, Clear, Set
-from flightstate_testing.histories import collection_items, flop, item, record
+from flightstate_testing.models import collection_items, flop, item, record
 
 from .helpers import apply, flight, msgs, run, seqs
 

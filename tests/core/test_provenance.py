@@ -26,7 +26,7 @@ from flightstate_core.domain.provenance import (
 )
 from flightstate_core.domain.state import FlightState
 from flightstate_core.domain.values import CLEAR, Set
-from flightstate_testing.histories import collection_items, flop, item, record, schedule
+from flightstate_testing.models import collection_items, flop, item, record, schedule
 
 from .helpers import CONFIG, NOW, apply, run
 

@@ -1,5 +1,6 @@
-"""Issue 19's five cases on the memory store (tests/fixtures/review_cases.py), one message
-per transaction and all in one batch (the in-batch duplicate look-up and overlay)."""
+"""The review cases of the merge semantics on the memory store
+(tests/fixtures/review_cases.py), one message per transaction and all in one batch (the
+in-batch duplicate look-up and overlay)."""
 
 from __future__ import annotations
 

@@ -12,30 +12,27 @@ from flightstate_core.domain.decision import Outcome
 from flightstate_core.domain.items import DocItem
 from flightstate_core.domain.messages import ReferenceDataMessage, ScheduleSeasonMessage
 from flightstate_core.domain.values import CLEAR, Set
-from flightstate_testing.histories import (
+from flightstate_testing.models import (
     collection_items,
     envelope,
     flop,
+    fltr,
     item,
     record,
     schedule,
-)
+)  # fmt: skip
 
 from .helpers import apply, flight, msgs, run
 
 DAY = date(2021, 1, 23)
-
-
-def fltr(flid: str, sodt: str = "23JAN210535", **scalars: Any) -> Any:
-    ops = {
-        "SODT": Set(sodt),
-        **{k: v if not isinstance(v, str) else Set(v) for k, v in scalars.items()},
-    }
-    return record(flid, ops)
+SODT = "23JAN210535"  # every flight's schedule time unless a test gives one
 
 
 def test_dnld_creates_flights_with_operation_day() -> None:
-    decision = run({}, schedule("DNLD", fltr("15", ALCD="YG"), fltr("16", "23JAN210325")))
+    decision = run(
+        {},
+        schedule("DNLD", fltr("15", SODT=SODT, ALCD="YG"), fltr("16", SODT="23JAN210325")),
+    )
     assert decision.outcome is Outcome.SUCCEEDED
     assert {f: s.operation_day for f, s in decision.states.items()} == {"15": DAY, "16": DAY}
     assert [m["change"] for m in msgs(decision)] == ["CREATED", "CREATED"]
@@ -43,9 +40,9 @@ def test_dnld_creates_flights_with_operation_day() -> None:
 
 def test_second_dnld_without_b_leaves_b_untouched() -> None:
     current: dict[str, Any] = {}
-    apply(current, schedule("DNLD", fltr("A", STND="1"), fltr("B", STND="2")))
+    apply(current, schedule("DNLD", fltr("A", SODT=SODT, STND="1"), fltr("B", SODT=SODT, STND="2")))
     b_before = current["B"]
-    decision = apply(current, schedule("DNLD", fltr("A", STND="3")), mid=2)
+    decision = apply(current, schedule("DNLD", fltr("A", SODT=SODT, STND="3")), mid=2)
     assert set(decision.states) == {"A"}
     assert current["B"] is b_before
     assert not current["B"].is_deleted
@@ -53,7 +50,10 @@ def test_second_dnld_without_b_leaves_b_untouched() -> None:
 
 def test_dnld_moving_a_flight_to_another_day_is_dead() -> None:
     current = {"A": flight("A", day=DAY, STND="1"), "B": flight("B", day=DAY)}
-    decision = run(current, schedule("DNLD", fltr("B", STND="9"), fltr("A", "25JAN210535")))
+    decision = run(
+        current,
+        schedule("DNLD", fltr("B", SODT=SODT, STND="9"), fltr("A", SODT="25JAN210535")),
+    )
     assert decision.outcome is Outcome.DEAD
     assert "OPERATION_DAY" in (decision.reason or "")
     assert not decision.states
@@ -63,9 +63,9 @@ def test_dnld_moving_a_flight_to_another_day_is_dead() -> None:
 @pytest.mark.parametrize(
     "records",
     [
-        (fltr("A"), fltr("A")),
-        (fltr(" "),),
-        (fltr("A", "99XXX210535"),),
+        (fltr("A", SODT=SODT), fltr("A", SODT=SODT)),
+        (fltr(" ", SODT=SODT),),
+        (fltr("A", SODT="99XXX210535"),),
     ],
 )
 def test_invalid_package_is_dead(records: tuple[Any, ...]) -> None:
@@ -73,7 +73,7 @@ def test_invalid_package_is_dead(records: tuple[Any, ...]) -> None:
 
 
 def test_recs_mismatch_is_dead() -> None:
-    assert run({}, schedule("DNLD", fltr("A"), recs=2)).outcome is Outcome.DEAD
+    assert run({}, schedule("DNLD", fltr("A", SODT=SODT), recs=2)).outcome is Outcome.DEAD
 
 
 def test_package_clears_and_replaces_collections() -> None:
@@ -96,7 +96,7 @@ def test_package_clears_and_replaces_collections() -> None:
 
 def test_cutover_puts_early_hours_on_previous_day() -> None:
     config = CoreConfig(opday_cutover=time(4, 0))
-    decision = run({}, schedule("DNLD", fltr("A", "24JAN210230")), config=config)
+    decision = run({}, schedule("DNLD", fltr("A", SODT="24JAN210230")), config=config)
     assert decision.states["A"].operation_day == DAY
 
 
@@ -144,12 +144,16 @@ def test_adft_merges_operation_records_by_policy() -> None:
 
 
 def test_adft_gives_a_flight_without_a_day_its_day() -> None:
-    """A stored SODT always derives the stored OPERATION_DAY (issue 19, case 4)."""
+    """A stored SODT always derives the stored OPERATION_DAY (docs/design.md, "Schedule and
+    deletion")."""
     current = {"A": flight("A", day=DAY), "B": flight("B")}
     decision = run(
         current,
         schedule(
-            "ADFT", fltr("A", "23JAN211200"), fltr("B", "25JAN210535"), fltr("C", "25JAN210535")
+            "ADFT",
+            fltr("A", SODT="23JAN211200"),
+            fltr("B", SODT="25JAN210535"),
+            fltr("C", SODT="25JAN210535"),
         ),
     )
     days = {f: s.operation_day for f, s in decision.states.items()}
@@ -159,11 +163,15 @@ def test_adft_gives_a_flight_without_a_day_its_day() -> None:
 def test_adft_moving_a_flight_to_another_day_is_dead() -> None:
     """Was: the SODT applied and the day kept (noted), so SODT and OPERATION_DAY disagreed
     and every later package carrying that SODT was DEAD. Now: a protocol error naming the
-    element, nothing of the message applied (issue 19, case 4)."""
+    element, nothing of the message applied (docs/design.md, "Schedule and deletion")."""
     current = {"A": flight("A", day=DAY), "B": flight("B")}
     decision = run(
         current,
-        schedule("ADFT", fltr("B", "25JAN210535"), fltr("A", "25JAN210535", STND="9")),
+        schedule(
+            "ADFT",
+            fltr("B", SODT="25JAN210535"),
+            fltr("A", SODT="25JAN210535", STND="9"),
+        ),
     )
     assert decision.outcome is Outcome.DEAD
     assert (decision.reason or "").startswith("/MSG/SCHD/FLTR[2]/SODT")
@@ -173,25 +181,27 @@ def test_adft_moving_a_flight_to_another_day_is_dead() -> None:
 
 
 def test_package_conflict_names_a_stored_sodt_that_already_disagrees() -> None:
-    """Data written before issue 19 may hold a SODT on another day than OPERATION_DAY: a
+    """Data written before that rule may hold a SODT on another day than OPERATION_DAY: a
     package carrying that SODT is still DEAD, and the reason says the stored SODT is why."""
     current = {"A": flight("A", day=DAY, SODT="24JAN211030")}
-    decision = run(current, schedule("DNLD", fltr("A", "24JAN211030")))
+    decision = run(current, schedule("DNLD", fltr("A", SODT="24JAN211030")))
     assert decision.outcome is Outcome.DEAD
     assert "the stored SODT 24JAN211030 already implies 2021-01-24" in (decision.reason or "")
-    plain = run({"B": flight("B", day=DAY)}, schedule("DNLD", fltr("B", "24JAN211030")))
+    plain = run({"B": flight("B", day=DAY)}, schedule("DNLD", fltr("B", SODT="24JAN211030")))
     assert "stored SODT" not in (plain.reason or "")
 
 
 @pytest.mark.parametrize("styp", ["DNLD", "ADFT"])
 def test_schedule_does_not_revive_deleted(styp: str) -> None:
     current = {"A": flight("A", deleted=True, STND="1")}
-    decision = run(current, schedule(styp, fltr("A", STND="2")))
+    decision = run(current, schedule(styp, fltr("A", SODT=SODT, STND="2")))
     assert decision.outcome is Outcome.SUCCEEDED
     assert not decision.states
     assert decision.notes
     revived = run(
-        current, schedule(styp, fltr("A", STND="2")), config=CoreConfig(revive_deleted=True)
+        current,
+        schedule(styp, fltr("A", SODT=SODT, STND="2")),
+        config=CoreConfig(revive_deleted=True),
     ).states["A"]
     assert not revived.is_deleted
     assert revived.scalars["STND"] == "2"
@@ -302,7 +312,7 @@ def test_deleting_master_deletes_codeshares_atomically() -> None:
 
 def test_new_master_adopts_existing_codeshares() -> None:
     current = {"C": flight("C", MAID="M", CSOP="MU")}
-    decision = run(current, schedule("DNLD", fltr("M")))
+    decision = run(current, schedule("DNLD", fltr("M", SODT=SODT)))
     assert decision.states["M"].documents["MAFL"] == (DocItem((("FLID", "C"), ("CSOP", "MU"))),)
 
 

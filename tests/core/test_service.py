@@ -23,7 +23,7 @@ from flightstate_core.engine.service import (
     record_dead,
 )
 from flightstate_core.memory import MemoryStore, MemoryTransaction
-from flightstate_testing.histories import envelope, flop, record, schedule
+from flightstate_testing.models import envelope, flop, record, schedule
 from tests.fixtures.corpus import corpus_file
 
 from .helpers import CONFIG, NOW, check_events

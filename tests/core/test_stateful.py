@@ -42,15 +42,8 @@ from flightstate_core.domain.state import FlightState
 from flightstate_core.domain.values import Set
 from flightstate_core.engine.service import Undecodable, process_message
 from flightstate_core.memory import MemoryStore
-from flightstate_testing.histories import (
-    FLID_POOL,
-    about,
-    flop,
-    messages,
-    overtaking_pairs,
-    record,
-    schedule,
-)
+from flightstate_testing.histories import FLID_POOL, about, messages, overtaking_pairs
+from flightstate_testing.models import flop, record, schedule
 
 from .helpers import CONFIG, NOW, check_events
 

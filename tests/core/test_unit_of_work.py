@@ -26,15 +26,12 @@ from flightstate_core.ports import (
     ScheduleResponses,
     Window,
 )
-from flightstate_testing.histories import flop, record, schedule
+from flightstate_testing import sis
+from flightstate_testing.models import flop, record, schedule
 
 from .helpers import CONFIG, NOW
 
-RAW_STND = (
-    '<?xml version="1.0" encoding="UTF-8"?><MSG><META><SNDR>AODB</SNDR><SEQN>7</SEQN>'
-    "<DTTM>20261130090000</DTTM><TYPE>FLOP</TYPE><STYP>STND</STYP></META>"
-    "<FLOP><FLID>9</FLID><STND>S1</STND></FLOP></MSG>"
-)
+RAW_STND = sis.flop("STND", "<STND>S1</STND>", "9", seqn="7", dttm="20261130090000")
 
 
 def test_locked_transaction_fences_a_stale_epoch() -> None:

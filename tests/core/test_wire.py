@@ -18,7 +18,8 @@ from flightstate_core.domain.values import Set
 from flightstate_core.domain.wire import WIRE_KEYS, notification, to_json, wire, wire_object
 from flightstate_core.engine.service import process_message
 from flightstate_core.memory import MemoryStore
-from flightstate_testing.histories import Step, collection_items, histories, item
+from flightstate_testing.histories import Step, histories
+from flightstate_testing.models import collection_items, item
 
 from .helpers import CONFIG, NOW, flight, validator
 from .schema_gen import SCHEMA_DIR, build_msg_schema, build_schd_schema, render

@@ -1,4 +1,4 @@
-"""Issue 17: a dispatcher fenced by a lease epoch and by Kafka transactions.
+"""A dispatcher fenced by a lease epoch and by Kafka transactions.
 
 Two dispatchers share one transactional id (as every runner of a deployment does). The
 first passes its fence check and, before it produces, the second takes over and starts its

@@ -1,4 +1,4 @@
-"""Issue 17: a broker outage is one line at its start, summaries at a bounded rate, one line
+"""A broker outage is one line at its start, summaries at a bounded rate, one line
 at its end (clock injected)."""
 
 from __future__ import annotations

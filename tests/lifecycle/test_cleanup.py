@@ -17,7 +17,8 @@ from flightstate_core.domain.errors import LeadershipLost, PermanentError
 from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup
-from tests.lifecycle.helpers import CONFIG, NOW, apply, count, fdel, flop, fltr, rows, schd
+from flightstate_testing.models import as_text, flop, fltr, record, schedule
+from tests.lifecycle.helpers import CONFIG, NOW, SENT, apply, count, rows
 
 POLICY = RetentionPolicy(
     retention=timedelta(days=3), quiet_period=timedelta(days=2), null_day_quiet=timedelta(days=14)
@@ -34,16 +35,44 @@ class Boom(Exception):
 
 def _seed(store: PgStore) -> None:
     """A1 ended (ACTT), A2 busy, A3 recent day, A4 deleted, N1 undated and quiet, N2 undated."""
-    apply(store, 1, schd(1, "DNLD",
-        fltr("A1", gates=("G1", "G2"), SODT="20NOV260535", ACTT="20NOV260540", REMC="登机口"),
-        fltr("A2", SODT="20NOV260635"),
-        fltr("A3", SODT="29NOV260735", ACTT="29NOV260740"),
-        fltr("A4", gates=("G9",), SODT="20NOV260835"),
-    ), now=OLD)  # fmt: skip
-    apply(store, 2, fdel(2, "A4"), now=OLD)
-    apply(store, 3, schd(3, "ADD", fltr("N1", FFID="N-1")), now=NOW - timedelta(days=20))
-    apply(store, 4, schd(4, "ADD", fltr("N2", FFID="N-2")), now=NOW - timedelta(days=5))
-    apply(store, 5, flop(5, "FTSS", "A2", FTSS="BRD"), now=NOW - timedelta(hours=1))
+    apply(
+        store,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                fltr(
+                    "A1", gates=("G1", "G2"), SODT="20NOV260535", ACTT="20NOV260540", REMC="登机口"
+                ),
+                fltr("A2", SODT="20NOV260635"),
+                fltr("A3", SODT="29NOV260735", ACTT="29NOV260740"),
+                fltr("A4", gates=("G9",), SODT="20NOV260835"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+        now=OLD,
+    )
+    apply(store, 2, as_text(flop("FDEL", record("A4", delete=True), seqn="2", dttm=SENT)), now=OLD)
+    apply(
+        store,
+        3,
+        as_text(schedule("ADD", fltr("N1", FFID="N-1"), seqn="3", recs="count", dttm=SENT)),
+        now=NOW - timedelta(days=20),
+    )
+    apply(
+        store,
+        4,
+        as_text(schedule("ADD", fltr("N2", FFID="N-2"), seqn="4", recs="count", dttm=SENT)),
+        now=NOW - timedelta(days=5),
+    )
+    apply(
+        store,
+        5,
+        as_text(flop("FTSS", fltr("A2", FTSS="BRD"), seqn="5", dttm=SENT)),
+        now=NOW - timedelta(hours=1),
+    )
 
 
 def _current(dsn: str, table: str, flid: str) -> list[tuple[Any, ...]]:
@@ -100,11 +129,27 @@ def test_cleanup_archives_removes_and_tombstones(pg_db: str, store: PgStore) -> 
 
 
 def test_master_and_codeshares_leave_together(pg_db: str, store: PgStore) -> None:
-    apply(store, 1, schd(1, "DNLD",
-        fltr("M", SODT="20NOV260535", ACTT="20NOV260540"),
-        fltr("C", SODT="20NOV260535", MAID="M"),
-    ), now=OLD)  # fmt: skip
-    apply(store, 2, flop(2, "FTSS", "C", FTSS="BRD"), now=NOW - timedelta(hours=1))
+    apply(
+        store,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("M", SODT="20NOV260535", ACTT="20NOV260540"),
+                fltr("C", SODT="20NOV260535", MAID="M"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+        now=OLD,
+    )
+    apply(
+        store,
+        2,
+        as_text(flop("FTSS", fltr("C", FTSS="BRD"), seqn="2", dttm=SENT)),
+        now=NOW - timedelta(hours=1),
+    )
     small = RetentionPolicy(retention=POLICY.retention, quiet_period=POLICY.quiet_period,
                             batch_limit=1)  # fmt: skip
 
@@ -112,7 +157,12 @@ def test_master_and_codeshares_leave_together(pg_db: str, store: PgStore) -> Non
     assert kept.removed == 0
     assert sorted(store.get_flights(["M", "C"])) == ["C", "M"]
 
-    apply(store, 3, flop(3, "ACTT", "C", ACTT="20NOV260541"), now=NOW - timedelta(minutes=30))
+    apply(
+        store,
+        3,
+        as_text(flop("ACTT", fltr("C", ACTT="20NOV260541"), seqn="3", dttm=SENT)),
+        now=NOW - timedelta(minutes=30),
+    )
     report = run_cleanup(store, small, CONFIG, now=NOW)
     assert sorted(report.removed_flids) == ["C", "M"]
     assert store.get_flights(["M", "C"]) == {}
@@ -158,8 +208,28 @@ def test_batches_and_limit(pg_db: str, store: PgStore) -> None:
     ended = [fltr(f"E{n}", SODT="20NOV260535", ACTT="20NOV260540") for n in range(7)]
     # Codeshares that ended, of a master that has not: candidates the group rule keeps.
     waiting = [fltr(f"B{n}", SODT="19NOV260535", ACTT="19NOV260540", MAID="BM") for n in range(4)]
-    apply(store, 1, schd(1, "DNLD", *ended, *waiting, fltr("BM", SODT="19NOV260535")), now=OLD)
-    apply(store, 2, flop(2, "FTSS", "BM", FTSS="BRD"), now=NOW - timedelta(hours=2))
+    apply(
+        store,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                *ended,
+                *waiting,
+                fltr("BM", SODT="19NOV260535"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+        now=OLD,
+    )
+    apply(
+        store,
+        2,
+        as_text(flop("FTSS", fltr("BM", FTSS="BRD"), seqn="2", dttm=SENT)),
+        now=NOW - timedelta(hours=2),
+    )
     policy = RetentionPolicy(retention=POLICY.retention, quiet_period=POLICY.quiet_period,
                              batch_limit=3)  # fmt: skip
 

@@ -16,7 +16,8 @@ from flightstate_core.engine import service
 from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup
-from tests.lifecycle.helpers import CONFIG, NOW, apply, flop, fltr, rows, schd
+from flightstate_testing.models import as_text, flop, fltr, schedule
+from tests.lifecycle.helpers import CONFIG, NOW, SENT, apply, rows
 
 pytestmark = pytest.mark.pg
 
@@ -26,8 +27,21 @@ OLD = NOW - timedelta(days=9)
 
 def _archive_a_flight(store: PgStore, pg_db: str) -> int:
     """A1 at version 2, archived by cleanup; returns its tombstone's version."""
-    apply(store, 1, schd(1, "DNLD", fltr("A1", SODT="20NOV260535", ACTT="20NOV260540")), now=OLD)
-    apply(store, 2, flop(2, "STND", "A1", STND="S1"), now=OLD)
+    apply(
+        store,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("A1", SODT="20NOV260535", ACTT="20NOV260540"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+        now=OLD,
+    )
+    apply(store, 2, as_text(flop("STND", fltr("A1", STND="S1"), seqn="2", dttm=SENT)), now=OLD)
     assert list(run_cleanup(store, POLICY, CONFIG, now=NOW).removed_flids) == ["A1"]
     (tombstone,) = rows(
         pg_db,
@@ -40,7 +54,7 @@ def _archive_a_flight(store: PgStore, pg_db: str) -> int:
 
 def test_recreated_flight_starts_above_its_tombstone(pg_db: str, store: PgStore) -> None:
     tombstone = _archive_a_flight(store, pg_db)
-    apply(store, 3, flop(3, "STND", "A1", STND="S2"))
+    apply(store, 3, as_text(flop("STND", fltr("A1", STND="S2"), seqn="3", dttm=SENT)))
     state = store.get_flights(["A1"])["A1"]
     assert state.version > tombstone
     assert state.scalars == {"STND": "S2"}  # a new flight: nothing merged from the archive
@@ -49,8 +63,8 @@ def test_recreated_flight_starts_above_its_tombstone(pg_db: str, store: PgStore)
 def test_batch_path_does_the_same(pg_db: str, store: PgStore) -> None:
     tombstone = _archive_a_flight(store, pg_db)
     rows_ = [
-        InboxRow(3, flop(3, "STND", "A1", STND="S2")),
-        InboxRow(4, flop(4, "TRML", "A1", TRML="T1")),
+        InboxRow(3, as_text(flop("STND", fltr("A1", STND="S2"), seqn="3", dttm=SENT))),
+        InboxRow(4, as_text(flop("TRML", fltr("A1", TRML="T1"), seqn="4", dttm=SENT))),
     ]
     done = service.process_batch(store, rows_, CONFIG, now=NOW, epoch=None)
     assert len(done) == 2

@@ -17,7 +17,8 @@ from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup
 from flightstate_pg.operator import flight_history, republish
-from tests.lifecycle.helpers import CONFIG, NOW, apply, count, fdel, flop, fltr, rows, schd
+from flightstate_testing.models import as_text, flop, fltr, record, schedule
+from tests.lifecycle.helpers import CONFIG, NOW, SENT, apply, count, rows
 
 SCHD_SCHEMA = json.loads(
     (Path(flightstate_core.__file__).parent / "schemas" / "schd.schema.json").read_text()
@@ -25,10 +26,22 @@ SCHD_SCHEMA = json.loads(
 
 
 def _seed(store: PgStore) -> None:
-    apply(store, 1, schd(1, "DNLD", fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误"),
-                         fltr("D", SODT="20NOV260635")))  # fmt: skip
-    apply(store, 2, flop(2, "ACTT", "A", ACTT="20NOV260540"))
-    apply(store, 3, fdel(3, "D"))
+    apply(
+        store,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误"),
+                fltr("D", SODT="20NOV260635"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+    )
+    apply(store, 2, as_text(flop("ACTT", fltr("A", ACTT="20NOV260540"), seqn="2", dttm=SENT)))
+    apply(store, 3, as_text(flop("FDEL", record("D", delete=True), seqn="3", dttm=SENT)))
 
 
 def test_republish_writes_the_current_state(pg_db: str, store: PgStore) -> None:
@@ -68,12 +81,28 @@ def test_flight_history_lists_changes_in_order(store: PgStore) -> None:
     apply(
         store,
         4,
-        schd(
-            4, "DNLD", fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误", ACTT="20NOV260540")
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误", ACTT="20NOV260540"),
+                seqn="4",
+                recs="count",
+                dttm=SENT,
+            )
         ),
     )  # same content: no change
-    apply(store, 5, schd(5, "ADD", fltr("C", SODT="20NOV260535", MAID="A")))
-    apply(store, 6, flop(6, "FTSS", "C", FTSS="BRD"))  # notifies the master, names C
+    apply(
+        store,
+        5,
+        as_text(
+            schedule(
+                "ADD", fltr("C", SODT="20NOV260535", MAID="A"), seqn="5", recs="count", dttm=SENT
+            )
+        ),
+    )
+    apply(
+        store, 6, as_text(flop("FTSS", fltr("C", FTSS="BRD"), seqn="6", dttm=SENT))
+    )  # notifies the master, names C
 
     history = flight_history(store, "A")
     assert [(h["messageId"], h["change"], h["source"]) for h in history] == [

@@ -30,7 +30,8 @@ from flightstate_pg.requests import (
     resend_due,
     schedule_response_hook,
 )
-from tests.lifecycle.helpers import CONFIG, NOW, fltr, rows, schd
+from flightstate_testing.models import as_text, fltr, schedule
+from tests.lifecycle.helpers import CONFIG, NOW, SENT, rows
 
 ZONE = ZoneInfo("Asia/Shanghai")
 START = datetime(2026, 11, 20, 0, 0, tzinfo=ZONE)
@@ -76,7 +77,15 @@ def aodb(mysql_tables: tuple[str, str, str]) -> Iterator[Aodb]:
 
 
 def resp(seqn: int, *sodts: str) -> str:
-    return schd(seqn, "RESP", *(fltr(f"R{seqn}-{n}", SODT=s) for n, s in enumerate(sodts)))
+    return as_text(
+        schedule(
+            "RESP",
+            *(fltr(f"R{seqn}-{n}", SODT=s) for n, s in enumerate(sodts)),
+            seqn=str(seqn),
+            recs="count",
+            dttm=SENT,
+        )
+    )
 
 
 def _request_row(dsn: str, request_id: int) -> tuple[Any, ...]:
@@ -214,7 +223,12 @@ def test_seqn_wraps_at_six_digits(pg_db: str, store: PgStore, aodb: Aodb) -> Non
 def test_after_save_hook_matches_only_applied_resp(pg_db: str, store: PgStore, aodb: Aodb) -> None:
     request_id = request_schedule(store, aodb.outbound, START, END, now=NOW, config=CONFIG)
     hook = schedule_response_hook(CONFIG)
-    dnld = decode(schd(20, "DNLD", fltr("X", SODT="20NOV260900")), CONFIG)
+    dnld = decode(
+        as_text(
+            schedule("DNLD", fltr("X", SODT="20NOV260900"), seqn="20", recs="count", dttm=SENT)
+        ),
+        CONFIG,
+    )
     answer = decode(resp(21, "20NOV260900"), CONFIG)
     row = InboxRow(601, resp(21, "20NOV260900"))
     with store.transaction() as tx:  # what the unit of work does after its save

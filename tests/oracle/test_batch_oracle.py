@@ -25,7 +25,8 @@ from flightstate_core.testing.store_contract import NOW as SAMPLE_TIME
 from flightstate_core.testing.store_contract import flight, processed
 from flightstate_oracle import OracleOutbox, OracleStore
 from flightstate_oracle._presence import decode_text, parse_empty_codes
-from flightstate_testing.histories import Step, apply_batched, histories, history_rows
+from flightstate_testing.histories import Step, histories
+from flightstate_testing.replay import apply_batched, history_rows
 from tests.fixtures.services import ORACLE_SKIP_REASON
 from tests.oracle.conftest import empty_store, sql_rows
 

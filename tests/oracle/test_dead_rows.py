@@ -1,5 +1,6 @@
 """A DEAD record is writable on PostgreSQL and Oracle alike, whatever the message holds
-(issue 18, item 1; pure: the two PROC_STATE row builders over the same table of inputs).
+(docs/design.md, "Poison-proof bounds"; pure: the two PROC_STATE row builders over the same
+table of inputs).
 
 PostgreSQL's builder takes any text; what PostgreSQL itself refuses is modelled in
 ``pg_refusal`` (the PROC_STATE_IDENTITY_IX row limit, bigint, timestamptz range). The Oracle

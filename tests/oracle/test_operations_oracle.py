@@ -45,9 +45,10 @@ from flightstate_oracle.requests import (
     request_status,
     resend_due,
 )
+from flightstate_testing.models import as_text, flop, fltr, record, schedule
 from tests.fixtures.services import ORACLE_SKIP_REASON
 from tests.fixtures.util import unique_name
-from tests.lifecycle.helpers import CONFIG, NOW, apply, fdel, flop, fltr, schd
+from tests.lifecycle.helpers import CONFIG, NOW, SENT, apply
 from tests.oracle.conftest import sql_rows
 
 pytestmark = [
@@ -80,16 +81,42 @@ def _count(store: OracleStore, table: str, where: str = "1 = 1") -> int:
 
 def _seed_cleanup(store: OracleStore) -> None:
     """A1 ended (ACTT), A2 busy, A3 recent day, A4 deleted, N1 undated and quiet, N2 undated."""
-    apply(store, 1, schd(1, "DNLD",
-        fltr("A1", gates=("G1", ""), SODT="20NOV260535", ACTT="20NOV260540", REMC="登机口"),
-        fltr("A2", SODT="20NOV260635"),
-        fltr("A3", SODT="29NOV260735", ACTT="29NOV260740"),
-        fltr("A4", gates=("G9",), SODT="20NOV260835"),
-    ), now=OLD)  # fmt: skip
-    apply(store, 2, fdel(2, "A4"), now=OLD)
-    apply(store, 3, schd(3, "ADD", fltr("N1", FFID="N-1")), now=NOW - timedelta(days=20))
-    apply(store, 4, schd(4, "ADD", fltr("N2", FFID="N-2")), now=NOW - timedelta(days=5))
-    apply(store, 5, flop(5, "FTSS", "A2", FTSS="BRD"), now=NOW - timedelta(hours=1))
+    apply(
+        store,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("A1", gates=("G1", ""), SODT="20NOV260535", ACTT="20NOV260540", REMC="登机口"),
+                fltr("A2", SODT="20NOV260635"),
+                fltr("A3", SODT="29NOV260735", ACTT="29NOV260740"),
+                fltr("A4", gates=("G9",), SODT="20NOV260835"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+        now=OLD,
+    )
+    apply(store, 2, as_text(flop("FDEL", record("A4", delete=True), seqn="2", dttm=SENT)), now=OLD)
+    apply(
+        store,
+        3,
+        as_text(schedule("ADD", fltr("N1", FFID="N-1"), seqn="3", recs="count", dttm=SENT)),
+        now=NOW - timedelta(days=20),
+    )
+    apply(
+        store,
+        4,
+        as_text(schedule("ADD", fltr("N2", FFID="N-2"), seqn="4", recs="count", dttm=SENT)),
+        now=NOW - timedelta(days=5),
+    )
+    apply(
+        store,
+        5,
+        as_text(flop("FTSS", fltr("A2", FTSS="BRD"), seqn="5", dttm=SENT)),
+        now=NOW - timedelta(hours=1),
+    )
 
 
 def _table(store: OracleStore, table: str, flid: str) -> list[tuple[Any, ...]]:
@@ -168,10 +195,22 @@ def test_stale_epoch_removes_nothing(oracle_store: OracleStore) -> None:
 
 
 def _seed_operator(store: OracleStore) -> None:
-    apply(store, 1, schd(1, "DNLD", fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误"),
-                         fltr("D", SODT="20NOV260635")))  # fmt: skip
-    apply(store, 2, flop(2, "ACTT", "A", ACTT="20NOV260540"))
-    apply(store, 3, fdel(3, "D"))
+    apply(
+        store,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误"),
+                fltr("D", SODT="20NOV260635"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+    )
+    apply(store, 2, as_text(flop("ACTT", fltr("A", ACTT="20NOV260540"), seqn="2", dttm=SENT)))
+    apply(store, 3, as_text(flop("FDEL", record("D", delete=True), seqn="3", dttm=SENT)))
 
 
 def test_republish_writes_the_current_state(oracle_store: OracleStore) -> None:
@@ -198,11 +237,25 @@ def test_flight_history(oracle_store: OracleStore) -> None:
     apply(
         store,
         4,
-        schd(
-            4, "DNLD", fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误", ACTT="20NOV260540")
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("A", gates=("G1",), SODT="20NOV260535", REMC="延误", ACTT="20NOV260540"),
+                seqn="4",
+                recs="count",
+                dttm=SENT,
+            )
         ),
     )  # same content: no change
-    apply(store, 5, schd(5, "ADD", fltr("C", SODT="20NOV260535", MAID="A")))
+    apply(
+        store,
+        5,
+        as_text(
+            schedule(
+                "ADD", fltr("C", SODT="20NOV260535", MAID="A"), seqn="5", recs="count", dttm=SENT
+            )
+        ),
+    )
     history = flight_history(store, "A")
     assert [(h["messageId"], h["change"], h["source"]) for h in history] == [
         (1, "CREATED", "event"), (2, "UPDATED", "event"), (4, None, "snap_log"),
@@ -255,7 +308,15 @@ def aodb(oracle_store: OracleStore, mysql_dsn: str) -> Iterator[Aodb]:
 
 
 def resp(seqn: int, *sodts: str) -> str:
-    return schd(seqn, "RESP", *(fltr(f"R{seqn}-{n}", SODT=s) for n, s in enumerate(sodts)))
+    return as_text(
+        schedule(
+            "RESP",
+            *(fltr(f"R{seqn}-{n}", SODT=s) for n, s in enumerate(sodts)),
+            seqn=str(seqn),
+            recs="count",
+            dttm=SENT,
+        )
+    )
 
 
 def _request(store: OracleStore, request_id: int) -> tuple[Any, ...]:

@@ -24,17 +24,15 @@ EXECUTIONS = 14
 TRAFFIC = TrafficGenerator(seed=3)
 
 
-def _flop(flid: int) -> str:
-    """An ESTT update to *flid*, unknown so far: the FLOP creates the flight."""
-    return TRAFFIC.flop("ESTT", flid, f"<ESTT>{TRAFFIC.when(flid, 15)}</ESTT>")
-
-
 @pytest.mark.pg
 def test_no_generic_plan_is_kept_for_the_stores_statements(fresh_pg: str) -> None:
     store = PgStore(fresh_pg, CONFIG)
     try:
         for n in range(1, EXECUTIONS + 1):  # the same statements each time, tables growing
-            rows = [InboxRow(2 * n - 1, _flop(100 + 2 * n)), InboxRow(2 * n, _flop(101 + 2 * n))]
+            rows = [
+                InboxRow(2 * n - 1, TRAFFIC.estimate_flop(100 + 2 * n)),
+                InboxRow(2 * n, TRAFFIC.estimate_flop(101 + 2 * n)),
+            ]
             results = service.process_batch(store, rows, CONFIG, now=NOW, epoch=None)
             assert [r.proc.status.value for r in results] == ["SUCCEEDED", "SUCCEEDED"]
         with store.transaction() as tx:

@@ -19,7 +19,8 @@ from flightstate_core.engine.service import process_message
 from flightstate_core.engine.unit_of_work import Work, apply_locked, locked_transaction
 from flightstate_core.memory import MemoryStore
 from flightstate_pg import PgStore
-from flightstate_testing.histories import Step, apply_batched, histories, history_rows
+from flightstate_testing.histories import Step, histories
+from flightstate_testing.replay import apply_batched, history_rows
 
 pytestmark = pytest.mark.pg
 

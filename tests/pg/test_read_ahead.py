@@ -16,6 +16,7 @@ from flightstate_core.testing.store_contract import flight, processed
 from flightstate_pg import PgStore
 from flightstate_pg._read_ahead import UnitReads
 from flightstate_pg.transaction import PgTransaction
+from flightstate_testing.sis import flop
 
 CONFIG = CoreConfig()
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -58,19 +59,11 @@ def test_each_answer_is_given_once() -> None:
 # --------------------------------------------------------------------------- PostgreSQL
 
 
-def _flop(flid: str, body: str, seqn: int) -> str:
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?><MSG><META><SNDR>AODB</SNDR>'
-        f"<SEQN>{seqn}</SEQN><DTTM>20261130090000</DTTM><TYPE>FLOP</TYPE><STYP>STND</STYP>"
-        f"</META><FLOP><FLID>{flid}</FLID>{body}</FLOP></MSG>"
-    )
-
-
 @pytest.fixture
 def store(fresh_pg: str) -> Iterator[PgStore]:
     store = PgStore(fresh_pg, CONFIG)
     for n, flid in enumerate(["F1", "F2"], start=1):
-        raw = _flop(flid, f"<STND>S{n}</STND>", n)
+        raw = flop("STND", f"<STND>S{n}</STND>", flid, seqn=str(n), dttm="20261130090000")
         assert service.process_message(store, InboxRow(n, raw), CONFIG, now=NOW, epoch=None)
     yield store
     store.close()

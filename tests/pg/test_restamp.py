@@ -19,6 +19,7 @@ from flightstate_core.domain.records import InboxRow, ProcessedMessage
 from flightstate_core.engine import service
 from flightstate_core.engine.processor import process_batch
 from flightstate_pg import PgStore
+from flightstate_testing.sis import flop
 
 pytestmark = pytest.mark.pg
 
@@ -28,11 +29,7 @@ FLID = "W2_0"
 
 
 def _stand(value: str, seqn: int, flid: str = FLID) -> str:
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?><MSG><META><SNDR>AODB</SNDR>'
-        f"<SEQN>{seqn}</SEQN><DTTM>20261130090000</DTTM><TYPE>FLOP</TYPE><STYP>STND</STYP>"
-        f"</META><FLOP><FLID>{flid}</FLID><STND>{value}</STND></FLOP></MSG>"
-    )
+    return flop("STND", f"<STND>{value}</STND>", flid, seqn=str(seqn), dttm="20261130090000")
 
 
 def _row(message_id: int, value: str, *, late: bool = False) -> InboxRow:

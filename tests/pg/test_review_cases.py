@@ -1,5 +1,6 @@
-"""Issue 19's five cases on real PostgreSQL (tests/fixtures/review_cases.py), one message
-per transaction and all in one batch (the store's batch duplicate query)."""
+"""The review cases of the merge semantics on real PostgreSQL
+(tests/fixtures/review_cases.py), one message per transaction and all in one batch (the
+store's batch duplicate query)."""
 
 from __future__ import annotations
 

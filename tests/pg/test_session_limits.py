@@ -1,4 +1,4 @@
-"""Issue 17: the runner's PostgreSQL sessions carry bounded waits; read-only and
+"""The runner's PostgreSQL sessions carry bounded waits; read-only and
 idle-timeout errors are transient and their connections are not reused."""
 
 from __future__ import annotations

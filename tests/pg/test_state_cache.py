@@ -16,19 +16,13 @@ from flightstate_core.domain.state import FlightState
 from flightstate_core.engine import service
 from flightstate_core.ports import StateTransaction
 from flightstate_pg import PgStore
+from flightstate_testing.sis import flop
 
 pytestmark = pytest.mark.pg
 
 CONFIG = CoreConfig()
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
-
-
-def _flop(styp: str, flid: str, body: str, seqn: int) -> str:
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?><MSG><META><SNDR>AODB</SNDR>'
-        f"<SEQN>{seqn}</SEQN><DTTM>20261130090000</DTTM><TYPE>FLOP</TYPE><STYP>{styp}</STYP>"
-        f"</META><FLOP><FLID>{flid}</FLID>{body}</FLOP></MSG>"
-    )
+SENT = "20261130090000"  # every message's DTTM
 
 
 @pytest.fixture
@@ -49,9 +43,11 @@ def _state(store: PgStore, flid: str) -> FlightState:
 
 def test_another_writer_is_seen(two_stores: tuple[PgStore, PgStore]) -> None:
     first, second = two_stores
-    _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
-    _apply(second, 2, _flop("RUNW", "F1", "<RUNW>02L</RUNW>", 2))  # first's cache is now old
-    _apply(first, 3, _flop("TRML", "F1", "<TRML>T2</TRML>", 3))
+    _apply(first, 1, flop("STND", "<STND>S1</STND>", "F1", seqn="1", dttm=SENT))
+    _apply(
+        second, 2, flop("RUNW", "<RUNW>02L</RUNW>", "F1", seqn="2", dttm=SENT)
+    )  # first's cache is now old
+    _apply(first, 3, flop("TRML", "<TRML>T2</TRML>", "F1", seqn="3", dttm=SENT))
     state = _state(first, "F1")
     assert state.scalars == {"STND": "S1", "RUNW": "02L", "TRML": "T2"}
     assert state.version == 3
@@ -61,10 +57,10 @@ def test_another_writer_is_seen(two_stores: tuple[PgStore, PgStore]) -> None:
 
 def test_a_deleted_row_is_seen(two_stores: tuple[PgStore, PgStore], fresh_pg: str) -> None:
     first, _ = two_stores
-    _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
+    _apply(first, 1, flop("STND", "<STND>S1</STND>", "F1", seqn="1", dttm=SENT))
     with psycopg.connect(fresh_pg, autocommit=True) as conn:  # e.g. lifecycle cleanup
         conn.execute("DELETE FROM FLIGHT_SCHD WHERE FLID = 'F1'")
-    _apply(first, 2, _flop("TRML", "F1", "<TRML>T2</TRML>", 2))
+    _apply(first, 2, flop("TRML", "<TRML>T2</TRML>", "F1", seqn="2", dttm=SENT))
     state = _state(first, "F1")
     assert state.scalars == {"TRML": "T2"}  # created anew, not merged into a ghost
     assert state.version == 1
@@ -74,8 +70,8 @@ def test_a_rolled_back_transaction_leaves_the_cache_alone(
     two_stores: tuple[PgStore, PgStore],
 ) -> None:
     first, _ = two_stores
-    _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
-    row = InboxRow(2, _flop("RUNW", "F1", "<RUNW>02L</RUNW>", 2))
+    _apply(first, 1, flop("STND", "<STND>S1</STND>", "F1", seqn="1", dttm=SENT))
+    row = InboxRow(2, flop("RUNW", "<RUNW>02L</RUNW>", "F1", seqn="2", dttm=SENT))
 
     def fail_after_save(_tx: StateTransaction, _m: Message, _p: ProcessedMessage) -> None:
         raise RuntimeError("after save")  # inside the transaction, after the save
@@ -83,7 +79,7 @@ def test_a_rolled_back_transaction_leaves_the_cache_alone(
     with pytest.raises(RuntimeError, match="after save"):
         service.process_message(first, row, CONFIG, now=NOW, epoch=None,
                                 after_save=fail_after_save)  # fmt: skip
-    _apply(first, 3, _flop("TRML", "F1", "<TRML>T2</TRML>", 3))
+    _apply(first, 3, flop("TRML", "<TRML>T2</TRML>", "F1", seqn="3", dttm=SENT))
     state = _state(first, "F1")
     assert state.scalars == {"STND": "S1", "TRML": "T2"}  # RUNW never committed
     assert state.version == 2
@@ -91,11 +87,11 @@ def test_a_rolled_back_transaction_leaves_the_cache_alone(
 
 def test_the_cache_is_used_for_unchanged_rows(two_stores: tuple[PgStore, PgStore]) -> None:
     first, _ = two_stores
-    _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
+    _apply(first, 1, flop("STND", "<STND>S1</STND>", "F1", seqn="1", dttm=SENT))
     cache = first.state_cache
     assert cache is not None
     hits = cache.hits
-    _apply(first, 2, _flop("TRML", "F1", "<TRML>T2</TRML>", 2))
+    _apply(first, 2, flop("TRML", "<TRML>T2</TRML>", "F1", seqn="2", dttm=SENT))
     assert cache.hits == hits + 1
     assert _state(first, "F1").scalars == {"STND": "S1", "TRML": "T2"}
 
@@ -134,10 +130,10 @@ def test_the_probe_reads_only_the_flights_it_cannot_take_from_the_cache(
     """F1 cached and current, F2 written by another store (not in this cache), F3 cached
     but changed since by the other store, F4 absent: only F2 and F3 are read in full."""
     first, second = two_stores
-    _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
-    _apply(first, 2, _flop("STND", "F3", "<STND>S3</STND>", 2))
-    _apply(second, 3, _flop("RUNW", "F2", "<RUNW>02L</RUNW>", 3))
-    _apply(second, 4, _flop("RUNW", "F3", "<RUNW>20R</RUNW>", 4))
+    _apply(first, 1, flop("STND", "<STND>S1</STND>", "F1", seqn="1", dttm=SENT))
+    _apply(first, 2, flop("STND", "<STND>S3</STND>", "F3", seqn="2", dttm=SENT))
+    _apply(second, 3, flop("RUNW", "<RUNW>02L</RUNW>", "F2", seqn="3", dttm=SENT))
+    _apply(second, 4, flop("RUNW", "<RUNW>20R</RUNW>", "F3", seqn="4", dttm=SENT))
     fetches = _fetches(monkeypatch)
     with first.transaction() as tx:
         tx.lock_pipeline(None)
@@ -156,7 +152,7 @@ def test_a_large_load_reads_in_full_without_probing(
     from flightstate_pg.transaction import _PROBE_AT_MOST  # noqa: PLC0415
 
     first, _ = two_stores
-    _apply(first, 1, _flop("STND", "F1", "<STND>S1</STND>", 1))
+    _apply(first, 1, flop("STND", "<STND>S1</STND>", "F1", seqn="1", dttm=SENT))
     wanted = ["F1", *(f"N{n}" for n in range(_PROBE_AT_MOST + 1))]
     fetches = _fetches(monkeypatch)
     with first.transaction() as tx:

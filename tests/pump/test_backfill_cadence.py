@@ -18,7 +18,7 @@ from flightstate_core.memory import MemoryInbox
 from flightstate_core.pump.backfill import Backfill, BackfillThread
 from flightstate_core.pump.control import PumpControl
 from flightstate_core.pump.settings import PumpSettings
-from tests.pump.fake_time import T0, FakeTime
+from flightstate_testing.clock import T0, ManualClock
 
 
 class CountingFlush:
@@ -100,7 +100,7 @@ class CountingQueue:
         raise AssertionError(f"no backfill fails here: {error}")
 
 
-def _backfill(time_: FakeTime) -> tuple[Backfill, CountingQueue, MemoryInbox]:
+def _backfill(time_: ManualClock) -> tuple[Backfill, CountingQueue, MemoryInbox]:
     settings = PumpSettings(holder="h", pipelined=False)
     control = PumpControl(settings, clock=time_.now, monotonic=time_.monotonic,
                           wait=time_.wait)  # fmt: skip
@@ -113,7 +113,7 @@ def _intent(message_id: int) -> BackfillIntent:
 
 
 def test_an_idle_flush_after_a_clean_one_asks_the_store_only_after_a_commit() -> None:
-    time_ = FakeTime()
+    time_ = ManualClock()
     backfill, queue, inbox = _backfill(time_)
     queue.pending = [_intent(1)]  # left by an earlier leader: the first idle flush asks
     assert backfill.idle_flush() is False
@@ -130,7 +130,7 @@ def test_an_idle_flush_after_a_clean_one_asks_the_store_only_after_a_commit() ->
 
 
 def test_an_idle_flush_still_asks_every_few_seconds_for_intents_of_other_processes() -> None:
-    time_ = FakeTime()
+    time_ = ManualClock()
     backfill, queue, inbox = _backfill(time_)
     assert backfill.idle_flush() is False
     queue.pending = [_intent(7)]  # an intent this pump did not commit
@@ -145,7 +145,7 @@ def test_an_idle_flush_still_asks_every_few_seconds_for_intents_of_other_process
 def test_a_commit_during_a_flush_is_not_taken_as_clean() -> None:
     """The flush read the queue before the commit's intent existed: the next idle flush
     must ask again."""
-    time_ = FakeTime()
+    time_ = ManualClock()
     backfill, queue, inbox = _backfill(time_)
     original = queue.pending_backfills
 

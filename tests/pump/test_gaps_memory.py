@@ -6,7 +6,7 @@ gap was already closed. Plus the pure gap algebra the stores share."""
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -23,30 +23,17 @@ from flightstate_core.domain.records import GapRange, InboxRow
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_core.pump.gap_keeper import GapKeeper
+from flightstate_testing.clock import T0, ManualClock
 from flightstate_testing.traffic import generate_day
 
 FAST = Backoff(0.001, 0.005)
-T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
-
-
-class Clock:
-    """A clock the test moves by hand (thread-safe enough for one writer)."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def raws(count: int) -> list[str]:
     return generate_day(seed=7, flights=8, messages=count)[:count]
 
 
-def make_pump(store: MemoryStore, inbox: MemoryInbox, clock: Clock, **gaps: object) -> Pump:
+def make_pump(store: MemoryStore, inbox: MemoryInbox, clock: ManualClock, **gaps: object) -> Pump:
     gap_settings = GapSettings(**{"grace": 5.0, "horizon": 60.0, "recheck": 0.001,
                                   "late_poll": 0.0, "reconcile_every": 0.0, **gaps})  # type: ignore[arg-type]  # fmt: skip
     settings = PumpSettings(
@@ -113,7 +100,7 @@ def test_settings_refuse_non_finite_and_out_of_range_values(bad: dict[str, objec
 
 def test_a_row_committed_within_the_grace_is_applied_in_id_order() -> None:
     texts = raws(4)
-    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    store, inbox, clock = MemoryStore(), MemoryInbox(), ManualClock()
     for mid in (1, 2, 4):
         inbox.insert(mid, texts[mid - 1])
     pump = make_pump(store, inbox, clock)
@@ -133,7 +120,7 @@ def test_a_row_committed_within_the_grace_is_applied_in_id_order() -> None:
 
 def test_a_row_committed_long_after_the_grace_is_applied_late_once() -> None:
     texts = raws(4)
-    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    store, inbox, clock = MemoryStore(), MemoryInbox(), ManualClock()
     for mid in (1, 2, 4):
         inbox.insert(mid, texts[mid - 1])
     first = make_pump(store, inbox, clock)
@@ -165,7 +152,7 @@ def test_a_row_committed_long_after_the_grace_is_applied_late_once() -> None:
 
 def test_an_empty_gap_is_abandoned_after_the_horizon_and_nothing_stalls() -> None:
     texts = raws(6)
-    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    store, inbox, clock = MemoryStore(), MemoryInbox(), ManualClock()
     for mid in (1, 2, 4, 5):  # 3: a rolled-back insert
         inbox.insert(mid, texts[mid - 1])
     pump = make_pump(store, inbox, clock)
@@ -188,7 +175,7 @@ def test_an_empty_gap_is_abandoned_after_the_horizon_and_nothing_stalls() -> Non
 
 def test_reconciliation_applies_a_row_that_came_after_its_gap_was_closed() -> None:
     texts = raws(4)
-    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    store, inbox, clock = MemoryStore(), MemoryInbox(), ManualClock()
     for mid in (1, 2, 4):
         inbox.insert(mid, texts[mid - 1])
     pump = make_pump(store, inbox, clock, grace=0.0, horizon=1.0)
@@ -212,7 +199,7 @@ def test_reconciliation_applies_a_row_that_came_after_its_gap_was_closed() -> No
 
 def test_gap_logic_off_reads_as_before() -> None:
     texts = raws(4)
-    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    store, inbox, clock = MemoryStore(), MemoryInbox(), ManualClock()
     for mid in (1, 2, 4):
         inbox.insert(mid, texts[mid - 1])
     make_pump(store, inbox, clock, enabled=False).run()
@@ -222,7 +209,7 @@ def test_gap_logic_off_reads_as_before() -> None:
 
 def test_late_rows_split_a_wide_gap_and_the_rest_stays_watched() -> None:
     texts = raws(12)
-    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    store, inbox, clock = MemoryStore(), MemoryInbox(), ManualClock()
     for mid in (1, 2, 10):  # 3..9 missing: one wide gap
         inbox.insert(mid, texts[mid - 1])
     make_pump(store, inbox, clock, grace=0.0).run()
@@ -239,7 +226,7 @@ def test_late_rows_split_a_wide_gap_and_the_rest_stays_watched() -> None:
 
 def test_open_gaps_beyond_max_open_are_abandoned_oldest_first() -> None:
     texts = raws(8)
-    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    store, inbox, clock = MemoryStore(), MemoryInbox(), ManualClock()
     for mid in (1, 3):
         inbox.insert(mid, texts[mid - 1])
     make_pump(store, inbox, clock, grace=0.0, max_open=2).run()  # gap 2, seen at T0
@@ -255,7 +242,7 @@ def test_open_gaps_beyond_max_open_are_abandoned_oldest_first() -> None:
 
 def test_every_open_gap_is_looked_at_even_beyond_one_lookup_statement() -> None:
     texts = raws(310)
-    store, inbox, clock = MemoryStore(), MemoryInbox(), Clock()
+    store, inbox, clock = MemoryStore(), MemoryInbox(), ManualClock()
     for mid in range(1, 302, 2):  # 150 one-id gaps: 2, 4, ..., 300
         inbox.insert(mid, texts[mid - 1])
     make_pump(store, inbox, clock, grace=0.0).run()

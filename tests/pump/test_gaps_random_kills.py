@@ -1,7 +1,8 @@
-"""Acceptance (issue 16), randomized: several AODB writer threads insert thousands of
-messages in transactions with random commit delays (some rolled back) into a real inbox,
-while pump processes are SIGKILLed at random, at least 10 times. At the end every
-committed row is applied exactly once and backfilled, and no rolled-back id was applied.
+"""Gaps in the inbox ids (docs/design.md, "Gaps in the inbox ids"), randomized: several AODB
+writer threads insert thousands of messages in transactions with random commit delays (some
+rolled back) into a real inbox, while pump processes are SIGKILLed at random, at least 10
+times. At the end every committed row is applied exactly once and backfilled, and no
+rolled-back id was applied.
 
 Short grace and horizon (real time: the pump is a separate process) make late rows,
 abandoned gaps and the reconciliation all happen within the run."""

@@ -1,15 +1,14 @@
-"""Acceptance (issue 16) on real MariaDB and on the PG-table inbox, real PostgreSQL store:
-two AODB writers commit out of id order. Writer 1 inserts row N in a transaction, writer 2
-commits N+1; the pump must apply N whether writer 1 commits within the grace (in id order)
-or long after it (late, marked, once), and a rolled-back N leaves a gap that is passed
-after the grace and closed after the horizon. The pump's clock is injected, so the grace
-and the horizon pass without sleeping."""
+"""Gaps in the inbox ids (docs/design.md, "Gaps in the inbox ids") on real MariaDB and on
+the PG-table inbox, real PostgreSQL store: two AODB writers commit out of id order. Writer 1
+inserts row N in a transaction, writer 2 commits N+1; the pump must apply N whether writer 1
+commits within the grace (in id order) or long after it (late, marked, once), and a
+rolled-back N leaves a gap that is passed after the grace and closed after the horizon. The
+pump's clock is injected, so the grace and the horizon pass without sleeping."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -20,23 +19,12 @@ from flightstate_core.domain.records import GapRange
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
+from flightstate_testing.clock import T0, ManualClock
 from flightstate_testing.traffic import generate_day
 from tests.fixtures.util import unique_name
 from tests.pump.gap_writers import Writer, create_table, open_inbox, unprocessed_ids
 
 pytestmark = [pytest.mark.pg]
-T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 class Scene:
@@ -48,7 +36,7 @@ class Scene:
         create_table(kind, inbox_dsn, self.table)
         self.w1 = Writer(kind, inbox_dsn, self.table)
         self.w2 = Writer(kind, inbox_dsn, self.table)
-        self.clock = Clock()
+        self.clock = ManualClock()
         self.store = PgStore(pg, CoreConfig(), inbox_name=self.table)
         self.texts = iter(generate_day(seed=16, flights=6, messages=60))
         self.commits: list[int] = []

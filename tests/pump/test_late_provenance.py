@@ -27,6 +27,7 @@ from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.operator import flight_history
 from flightstate_runner.views import render_history
+from flightstate_testing.sis import fltr
 from flightstate_testing.traffic import TrafficGenerator
 from tests.fixtures.util import unique_name
 from tests.pump.gap_writers import open_inbox, unprocessed_ids
@@ -53,15 +54,12 @@ _GEN = TrafficGenerator(seed=37)
 
 
 def _stand(value: str) -> str:
-    return _GEN.envelope("FLOP", "STND", f"<FLOP><FLID>{FLID}</FLID><STND>{value}</STND></FLOP>")
+    return _GEN.flop("STND", FLID, f"<STND>{value}</STND>")
 
 
 def _adft(stand: str, aircraft: str) -> str:
-    body = (
-        f"<SCHD><RECS>1</RECS><FLTR><FLID>{FLID}</FLID><ACFT>{aircraft}</ACFT>"
-        f"<STND>{stand}</STND></FLTR></SCHD>"
-    )
-    return _GEN.envelope("SCHD", "ADFT", body)
+    record = fltr(f"<ACFT>{aircraft}</ACFT><STND>{stand}</STND>", str(FLID))
+    return _GEN.envelope("SCHD", "ADFT", f"<SCHD><RECS>1</RECS>{record}</SCHD>")
 
 
 def _scalars(scene: Scene) -> dict[str, str]:

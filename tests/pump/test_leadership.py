@@ -11,7 +11,7 @@ from flightstate_core.memory import MemoryStore
 from flightstate_core.pump import Backoff, PumpSettings
 from flightstate_core.pump.control import PumpControl
 from flightstate_core.pump.leadership import Leadership
-from tests.pump.fake_time import FakeTime
+from flightstate_testing.clock import ManualClock
 
 
 class CountingLease:
@@ -32,7 +32,9 @@ class CountingLease:
         self.store.release(holder)
 
 
-def leadership(time: FakeTime, lease: object, holder: str = "a") -> tuple[Leadership, PumpControl]:
+def leadership(
+    time: ManualClock, lease: object, holder: str = "a"
+) -> tuple[Leadership, PumpControl]:
     settings = PumpSettings(holder, lease_ttl=10.0, renew_every=2.0, standby_poll=1.0,
                             retry=Backoff(0.1, 0.8))  # fmt: skip
     control = PumpControl(settings, clock=time.now, monotonic=time.monotonic, wait=time.wait)
@@ -40,7 +42,7 @@ def leadership(time: FakeTime, lease: object, holder: str = "a") -> tuple[Leader
 
 
 def test_renews_only_when_due_and_keeps_the_epoch() -> None:
-    time = FakeTime()
+    time = ManualClock()
     store = MemoryStore(clock=time.now)
     lease = CountingLease(store)
     lead, control = leadership(time, lease)
@@ -60,7 +62,7 @@ def test_renews_only_when_due_and_keeps_the_epoch() -> None:
 
 
 def test_a_lease_taken_over_after_expiry_is_lost_at_the_next_renewal() -> None:
-    time = FakeTime()
+    time = ManualClock()
     store = MemoryStore(clock=time.now)
     first, first_control = leadership(time, store, "a")
     second, second_control = leadership(time, store, "b")
@@ -77,7 +79,7 @@ def test_a_lease_taken_over_after_expiry_is_lost_at_the_next_renewal() -> None:
 
 
 def test_a_standby_backs_off_while_the_lease_cannot_be_reached() -> None:
-    time = FakeTime()
+    time = ManualClock()
     lease = CountingLease(MemoryStore(clock=time.now))
     lead, control = leadership(time, lease)
     lease.down = True
@@ -92,7 +94,7 @@ def test_a_standby_backs_off_while_the_lease_cannot_be_reached() -> None:
 
 
 def test_a_standby_polls_at_the_standby_interval() -> None:
-    time = FakeTime()
+    time = ManualClock()
     store = MemoryStore(clock=time.now)
     holder, _ = leadership(time, store, "a")
     standby, _ = leadership(time, store, "b")
@@ -103,7 +105,7 @@ def test_a_standby_polls_at_the_standby_interval() -> None:
 
 
 def test_a_renewal_that_fails_transiently_keeps_leading() -> None:
-    time = FakeTime()
+    time = ManualClock()
     lease = CountingLease(MemoryStore(clock=time.now))
     lead, control = leadership(time, lease)
     epoch = lead.acquire()
@@ -116,7 +118,7 @@ def test_a_renewal_that_fails_transiently_keeps_leading() -> None:
 
 
 def test_release_hands_the_lease_over() -> None:
-    time = FakeTime()
+    time = ManualClock()
     store = MemoryStore(clock=time.now)
     first, first_control = leadership(time, store, "a")
     second, _ = leadership(time, store, "b")

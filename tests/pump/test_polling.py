@@ -12,8 +12,8 @@ from flightstate_core.domain.records import InboxRow
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_core.pump.polling import PollSchedule, idle_reads_bound
+from flightstate_testing.clock import ManualClock
 from flightstate_testing.traffic import generate_day
-from tests.pump.fake_time import FakeTime
 
 IDLE, ACTIVE, ACTIVE_FOR = 0.5, 0.005, 2.0
 
@@ -21,7 +21,7 @@ IDLE, ACTIVE, ACTIVE_FOR = 0.5, 0.005, 2.0
 class CountingInbox(MemoryInbox):
     """The memory inbox, recording the (fake) time of every read and what it returned."""
 
-    def __init__(self, time: FakeTime) -> None:
+    def __init__(self, time: ManualClock) -> None:
         super().__init__()
         self.time = time
         self.reads: list[tuple[float, int]] = []  # (elapsed, rows returned)
@@ -32,7 +32,7 @@ class CountingInbox(MemoryInbox):
         return rows
 
 
-def polling_pump(time: FakeTime, inbox: MemoryInbox, store: MemoryStore, **kw: object) -> Pump:
+def polling_pump(time: ManualClock, inbox: MemoryInbox, store: MemoryStore, **kw: object) -> Pump:
     base: dict[str, object] = {
         "holder": "p", "batch_size": 50, "idle_poll": IDLE, "active_poll": ACTIVE,
         "active_for": ACTIVE_FOR, "retry": Backoff(0.001, 0.005), "pipelined": False,
@@ -44,7 +44,7 @@ def polling_pump(time: FakeTime, inbox: MemoryInbox, store: MemoryStore, **kw: o
                 **time.pump_time())  # type: ignore[arg-type]  # fmt: skip
 
 
-def run_for(time: FakeTime, pump: Pump, seconds: float) -> None:
+def run_for(time: ManualClock, pump: Pump, seconds: float) -> None:
     """Run *pump* until *seconds* of simulated time have passed."""
 
     def stop_when_due(elapsed: float) -> None:
@@ -56,7 +56,7 @@ def run_for(time: FakeTime, pump: Pump, seconds: float) -> None:
 
 
 def test_an_idle_pump_reads_at_the_idle_interval_not_in_a_busy_loop() -> None:
-    time = FakeTime()
+    time = ManualClock()
     store, inbox = MemoryStore(), CountingInbox(time)
     seconds = 600.0
     run_for(time, polling_pump(time, inbox, store), seconds)
@@ -70,7 +70,7 @@ def test_an_idle_pump_reads_at_the_idle_interval_not_in_a_busy_loop() -> None:
 
 
 def test_after_a_message_it_polls_fast_for_the_quiet_period_then_backs_off() -> None:
-    time = FakeTime()
+    time = ManualClock()
     store, inbox = MemoryStore(), CountingInbox(time)
     for raw in generate_day(3, flights=5, messages=120)[:120]:
         inbox.append(raw)
@@ -95,7 +95,7 @@ def test_after_a_message_it_polls_fast_for_the_quiet_period_then_backs_off() -> 
 
 
 def test_a_message_arriving_while_active_is_read_within_the_short_interval() -> None:
-    time = FakeTime()
+    time = ManualClock()
     store, inbox = MemoryStore(), CountingInbox(time)
     texts = generate_day(4, flights=5, messages=10)
     inbox.append(texts[0])

@@ -1,5 +1,6 @@
 """The pump loop over the in-memory reference store: FIFO, retries, DEAD after unexpected
-errors, backfill isolation, leadership and graceful stop. Faults are injected by thin
+errors, leadership, graceful stop and the pipelined pump (backfill failures:
+``test_backfill_memory``). Faults are injected by thin
 wrappers around the real components (the store and service still do all the work)."""
 
 from __future__ import annotations
@@ -11,81 +12,13 @@ from datetime import UTC, datetime
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.decision import Outcome
 from flightstate_core.domain.errors import TransientError
-from flightstate_core.domain.records import BackfillIntent, InboxRow, ProcessedMessage
+from flightstate_core.domain.records import InboxRow
 from flightstate_core.engine import service
 from flightstate_core.memory import MemoryInbox, MemoryStore
-from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
+from flightstate_core.pump import Backoff, Pump, ServiceProcessor
+from flightstate_testing.clock import ManualClock
 from flightstate_testing.traffic import generate_day
-from tests.pump.fake_time import FakeTime
-
-FAST = Backoff(0.001, 0.005)
-
-
-def settings(holder: str = "p", **kw: object) -> PumpSettings:
-    base: dict[str, object] = {
-        "holder": holder, "batch_size": 50, "stop_when_idle": True, "idle_poll": 0.01,
-        "standby_poll": 0.01, "retry": FAST, "backfill_retry": FAST,
-    }  # fmt: skip
-    base.update(kw)
-    return PumpSettings(**base)  # type: ignore[arg-type]
-
-
-def make_inbox(raws: Sequence[str]) -> MemoryInbox:
-    inbox = MemoryInbox()
-    for raw in raws:
-        inbox.append(raw, datetime.now(UTC))
-    return inbox
-
-
-def pump_over(
-    store: MemoryStore,
-    inbox: object,
-    processor: object,
-    time: FakeTime | None = None,
-    **kw: object,
-) -> Pump:
-    """A pump over the memory store; with *time*, its waits only move that fake clock."""
-    return Pump(
-        processor=processor,  # type: ignore[arg-type]
-        inbox=inbox,  # type: ignore[arg-type]
-        lease=store,
-        backfills=store,
-        read_cursor=store.inbox_cursor,
-        settings=settings(**kw),  # type: ignore[arg-type]
-        **({} if time is None else time.pump_time()),  # type: ignore[arg-type]
-    )
-
-
-class Recording(ServiceProcessor):
-    """The real service; records the order in which messages were finished, and can fail
-    a chosen message a number of times (transiently or unexpectedly)."""
-
-    def __init__(self, store: MemoryStore, fail: dict[int, tuple[int, Exception]] | None = None):
-        super().__init__(store, CoreConfig())
-        self.order: list[int] = []
-        self.fail = dict(fail or {})
-
-    def _maybe_fail(self, message_id: int) -> None:
-        if message_id in self.fail:
-            left, exc = self.fail[message_id]
-            if left > 0:
-                self.fail[message_id] = (left - 1, exc)
-                raise exc
-
-    def process_batch(self, rows: Sequence[InboxRow], epoch: int | None):  # type: ignore[no-untyped-def]
-        for row in rows:
-            self._maybe_fail(row.message_id)
-        done = super().process_batch(rows, epoch)
-        self.order.extend(row.message_id for row in rows)
-        return done
-
-    def process_message(
-        self, row: InboxRow, epoch: int | None, attempts: int
-    ) -> ProcessedMessage | None:
-        self._maybe_fail(row.message_id)
-        done = super().process_message(row, epoch, attempts)
-        self.order.append(row.message_id)
-        return done
+from tests.pump.memory_pump import FAST, Recording, make_inbox, pump_over, settings
 
 
 def test_a_day_of_traffic_is_finished_in_order_and_backfilled() -> None:
@@ -107,7 +40,7 @@ def test_transient_errors_retry_the_head_without_skipping_it() -> None:
     raws = generate_day(4, flights=10, messages=120)
     store, inbox = MemoryStore(), make_inbox(raws)
     processor = Recording(store, {30: (4, TransientError("db gone"))})
-    time = FakeTime()
+    time = ManualClock()
     stats = pump_over(store, inbox, processor, time).run()
     assert processor.order == sorted(inbox.rows)
     assert stats.transient_errors >= 3
@@ -120,7 +53,7 @@ def test_an_unexpected_error_is_retried_then_recorded_dead() -> None:
     raws = generate_day(5, flights=10, messages=80)
     store, inbox = MemoryStore(), make_inbox(raws)
     processor = Recording(store, {20: (99, RuntimeError("boom"))})
-    stats = pump_over(store, inbox, processor, FakeTime(), unexpected_attempts=3).run()
+    stats = pump_over(store, inbox, processor, ManualClock(), unexpected_attempts=3).run()
     dead = store.proc(20)
     assert dead is not None
     assert dead.status is Outcome.DEAD
@@ -129,38 +62,6 @@ def test_an_unexpected_error_is_retried_then_recorded_dead() -> None:
     assert store.inbox_cursor() == max(inbox.rows)
     assert all(store.proc(mid) is not None for mid in inbox.rows)
     assert inbox.backfilled[20].status is Outcome.DEAD
-
-
-class FlakyBackfill(MemoryInbox):
-    """The memory inbox whose backfill fails the first ``failures`` times."""
-
-    def __init__(self, failures: int) -> None:
-        super().__init__()
-        self.failures = failures
-
-    def backfill(self, intents: Sequence[BackfillIntent]) -> None:
-        if self.failures > 0:
-            self.failures -= 1
-            raise TransientError("inbox down")
-        super().backfill(intents)
-
-
-def test_backfill_failures_never_change_outcomes_nor_reapply() -> None:
-    raws = generate_day(6, flights=10, messages=150)
-    store, inbox = MemoryStore(), FlakyBackfill(failures=5)
-    for raw in raws:
-        inbox.append(raw)
-    processor = Recording(store)
-    stats = pump_over(store, inbox, processor, FakeTime()).run()
-    assert stats.backfill_failures == 5
-    assert processor.order == sorted(inbox.rows)  # each message applied exactly once
-    assert sorted(inbox.backfilled) == sorted(inbox.rows)
-    for mid, intent in inbox.backfilled.items():
-        proc = store.proc(mid)
-        assert proc is not None
-        assert proc.status is intent.status
-        assert proc.backfill_status == "DONE"
-    assert max(store.proc(m).backfill_attempts for m in inbox.rows) >= 1  # type: ignore[union-attr]
 
 
 def test_stop_request_finishes_the_batch_and_releases_the_lease() -> None:
@@ -295,13 +196,13 @@ class FlakyLease:
 
 
 def test_an_unwritable_store_is_waited_out_not_fatal() -> None:
-    """Issue 17: the lease failing (read-only, in recovery, unreachable) keeps the pump
+    """The lease failing (read-only, in recovery, unreachable) keeps the pump
     waiting as a standby with back-off, reporting it; then it leads and finishes."""
     store = MemoryStore()
     raws = generate_day(3, flights=5, messages=30)
     inbox = make_inbox(raws)
     lease = FlakyLease(store, failures=5)
-    time = FakeTime()
+    time = ManualClock()
     pump = Pump(processor=ServiceProcessor(store, CoreConfig()), inbox=inbox, lease=lease,
                 backfills=store, read_cursor=store.inbox_cursor, settings=settings(),
                 **time.pump_time())  # type: ignore[arg-type]  # fmt: skip
@@ -312,89 +213,6 @@ def test_an_unwritable_store_is_waited_out_not_fatal() -> None:
     assert time.waits[:5] == [FAST.delay(n) for n in range(1, 6)]  # standby back-off
     assert stats.store_unavailable is False
     assert stats.processed == len(raws)
-
-
-class DeniedBackfill(MemoryInbox):
-    """The inbox refusing every write-back (a missing UPDATE grant)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.attempts = 0
-
-    def backfill(self, intents: Sequence[BackfillIntent]) -> None:
-        self.attempts += 1
-        raise TransientError("(1142, 'UPDATE command denied')")
-
-
-def test_until_idle_with_failing_backfills_stops_after_the_wait() -> None:
-    store = MemoryStore()
-    inbox = DeniedBackfill()
-    raws = generate_day(4, flights=5, messages=20)
-    for raw in raws:
-        inbox.append(raw, datetime.now(UTC))
-    time = FakeTime()
-    pump = pump_over(store, inbox, ServiceProcessor(store, CoreConfig()), time,
-                     idle_backfill_wait=0.05)  # fmt: skip
-    stats = pump.run()
-    assert stats.processed == len(raws)  # outcomes unaffected
-    assert stats.left_behind is not None
-    assert "backfill intents still pending" in stats.left_behind
-    assert "UPDATE command denied" in stats.left_behind
-    assert stats.backfill_failures == inbox.attempts >= 1
-    assert len(store.pending_backfills(1000)) == len(raws)
-    assert 0.05 <= time.elapsed < 1.0  # it waited the idle_backfill_wait, simulated
-
-
-class Stuck(Recording):
-    """Message ``stuck`` fails every time, even when the pump records it DEAD."""
-
-    def __init__(self, store: MemoryStore, stuck: int) -> None:
-        super().__init__(store)
-        self.stuck = stuck
-
-    def _maybe_fail(self, message_id: int) -> None:
-        if message_id == self.stuck:
-            raise RuntimeError("poison")  # a fresh one each time (no growing traceback)
-
-    def record_dead(
-        self, row: InboxRow, reason: str, epoch: int | None, attempts: int
-    ) -> ProcessedMessage | None:
-        self._maybe_fail(row.message_id)
-        return super().record_dead(row, reason, epoch, attempts)
-
-
-class Watching(MemoryInbox):
-    """Sets ``reached`` once every id in ``wanted`` has been backfilled."""
-
-    def __init__(self, wanted: set[int]) -> None:
-        super().__init__()
-        self.wanted = wanted
-        self.reached = threading.Event()
-
-    def backfill(self, intents: Sequence[BackfillIntent]) -> None:
-        super().backfill(intents)
-        if self.wanted <= self.backfilled.keys():
-            self.reached.set()
-
-
-def test_committed_rows_are_backfilled_while_a_later_message_keeps_failing() -> None:
-    for pipelined in (True, False):
-        raws = generate_day(8, flights=10, messages=60)
-        store = MemoryStore()
-        inbox = Watching(set(range(1, 20)))
-        for raw in raws:
-            inbox.append(raw)
-        pump = pump_over(store, inbox, Stuck(store, 20), stop_when_idle=False, pipelined=pipelined)
-        runner = threading.Thread(target=pump.run)
-        runner.start()
-        try:
-            reached = inbox.reached.wait(60)
-        finally:
-            pump.request_stop()
-            runner.join()
-        assert reached, f"pipelined={pipelined}: rows before the stuck one not backfilled"
-        assert store.proc(20) is None  # still the head: never skipped
-        assert all(store.proc(mid) is not None for mid in range(1, 20))
 
 
 def test_back_off_never_overflows_for_a_head_that_fails_for_hours() -> None:

@@ -1,6 +1,7 @@
-"""The gathering read-ahead (issue 21): while a batch is applied, rows that arrive are read
-and decoded into the next batch, up to its row and text limits; nothing read is lost when a
-later read fails, and with no interval it reads once, as before."""
+"""The gathering read-ahead (docs/design.md, "The pump's threads"): while a batch is
+applied, rows that arrive are read and decoded into the next batch, up to its row and text
+limits; nothing read is lost when a later read fails, and with no interval it reads once, as
+before."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Pump, PumpSettings, ServiceProcessor
 from flightstate_core.pump.fifo import ReadAhead
 from flightstate_testing.seeded import build_dense_dnld, build_flop, dnld_backlog
-from tests.pump.test_pump_memory import FAST
+from tests.pump.memory_pump import FAST
 
 CONFIG = CoreConfig()
 FLIGHTS = 40  # per dense package: small, so the whole file runs in seconds

@@ -2,7 +2,7 @@
 budget for the head message"): a message failing transiently while the store answers its
 probe ends DEAD after the budget and FIFO moves on; during an outage (the probe fails), on
 a lost session, without a probe, or when even the DEAD record fails, nothing is made DEAD.
-The pump runs on fake time (``FakeTime``): its back-offs only move that clock."""
+The pump runs on fake time (``ManualClock``): its back-offs only move that clock."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from flightstate_core.domain.errors import TransientError
 from flightstate_core.domain.records import BackfillIntent, InboxRow, ProcessedMessage
 from flightstate_core.memory import MemoryInbox, MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
+from flightstate_testing.clock import ManualClock
 from flightstate_testing.traffic import generate_day
-from tests.pump.fake_time import FakeTime
 
 STEP = Backoff(0.1, 0.5)  # each failed attempt moves the fake clock 0.1 .. 0.5 s
 FAILURES = 60  # more than any budget below needs; a pump without a budget then applies it
@@ -66,7 +66,7 @@ def inbox_of(count: int = 20) -> MemoryInbox:
     return inbox
 
 
-def run(store: MemoryStore, processor: ServiceProcessor, inbox: MemoryInbox, time: FakeTime,
+def run(store: MemoryStore, processor: ServiceProcessor, inbox: MemoryInbox, time: ManualClock,
         backfills: object = None, **kw: object) -> Pump:  # fmt: skip
     base: dict[str, object] = {
         "holder": "budget", "batch_size": 50, "stop_when_idle": True, "idle_poll": 0.01,
@@ -83,7 +83,7 @@ def run(store: MemoryStore, processor: ServiceProcessor, inbox: MemoryInbox, tim
 
 
 def test_a_stuck_message_ends_dead_after_its_budget_and_fifo_moves_on() -> None:
-    store, inbox, time = MemoryStore(), inbox_of(), FakeTime()
+    store, inbox, time = MemoryStore(), inbox_of(), ManualClock()
     processor = Failing(store)
     pump = run(store, processor, inbox, time)
     dead = store.proc(STUCK)
@@ -102,7 +102,7 @@ def test_a_stuck_message_ends_dead_after_its_budget_and_fifo_moves_on() -> None:
 
 
 def test_an_outage_spends_no_budget() -> None:
-    store, inbox, time = MemoryStore(), inbox_of(), FakeTime()
+    store, inbox, time = MemoryStore(), inbox_of(), ManualClock()
     store.healthy = False  # the probe fails: every failure is the store's
     processor = Failing(store)
     pump = run(store, processor, inbox, time)
@@ -117,7 +117,7 @@ def test_the_budget_pauses_during_an_outage_and_counts_on_after_it() -> None:
     not reset): attempts go on from 2; seconds only between counted failures in a row
     (0.1 s before the outage, none across it), so the fourth counted failure (0.5 s after
     the third) spends the 0.5 s budget."""
-    store, inbox, time = MemoryStore(), inbox_of(), FakeTime()
+    store, inbox, time = MemoryStore(), inbox_of(), ManualClock()
     seen: list[tuple[int, int, float]] = []
     pump_box: list[Pump] = []
 
@@ -152,7 +152,7 @@ def test_the_budget_pauses_during_an_outage_and_counts_on_after_it() -> None:
 
 
 def test_a_lost_session_is_not_counted() -> None:
-    store, inbox, time = MemoryStore(), inbox_of(), FakeTime()
+    store, inbox, time = MemoryStore(), inbox_of(), ManualClock()
     processor = Failing(store, make=lambda: TransientError("connection closed",
                                                           store_wide=True))  # fmt: skip
     run(store, processor, inbox, time)
@@ -178,7 +178,7 @@ class NoProbe:
 
 def test_without_a_probe_or_with_budget_zero_the_head_retries_for_ever() -> None:
     for backfills, attempts in ((NoProbe, 3), (None, 0)):
-        store, inbox, time = MemoryStore(), inbox_of(), FakeTime()
+        store, inbox, time = MemoryStore(), inbox_of(), ManualClock()
         processor = Failing(store)
         queue = None if backfills is None else backfills(store)
         run(store, processor, inbox, time, backfills=queue, retry_budget_attempts=attempts)
@@ -199,7 +199,7 @@ class DeadFails(Failing):
 
 
 def test_when_the_dead_record_fails_too_the_budget_starts_over() -> None:
-    store, inbox, time = MemoryStore(), inbox_of(), FakeTime()
+    store, inbox, time = MemoryStore(), inbox_of(), ManualClock()
     processor = DeadFails(store)
     pump = run(store, processor, inbox, time)
     assert processor.dead_tries >= 2  # the budget was spent, restarted, spent again
@@ -209,7 +209,7 @@ def test_when_the_dead_record_fails_too_the_budget_starts_over() -> None:
 
 
 def test_stats_show_the_failing_head() -> None:
-    store, inbox, time = MemoryStore(), inbox_of(), FakeTime()
+    store, inbox, time = MemoryStore(), inbox_of(), ManualClock()
     pump_box: list[Pump] = []
     shown: list[tuple[int | None, int, bool]] = []
 

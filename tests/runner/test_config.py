@@ -217,7 +217,7 @@ def test_maintenance_options_are_validated(args: tuple[str, ...]) -> None:
 @pytest.mark.parametrize("command", [("status",), ("inbox-init",), ("generate", "--messages", "1")])
 @pytest.mark.parametrize("setting", ["pg_dsn", "mysql_dsn"])
 def test_a_malformed_dsn_is_exit_2_naming_it(command: tuple[str, ...], setting: str) -> None:
-    """Issue 22, operator path 3: a traceback at flightstate_mysql/dsn.py before; exit 1
+    """A DSN that does not parse (an operator path, docs/design.md, "Operator view"): exit 1
     without the setting's name for ``FLIGHTSTATE_PG_DSN=notadsn``."""
     env = {"FLIGHTSTATE_PG_DSN": "postgresql://x@127.0.0.1:1/x",
            "FLIGHTSTATE_MYSQL_DSN": "mysql://x@127.0.0.1:1/x",

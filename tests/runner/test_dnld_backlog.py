@@ -1,7 +1,8 @@
-"""A backlog of 400 two-megabyte SCHD DNLD packages is pumped in bounded memory (issue 18,
-acceptance 2): reads are capped by bytes, so the runner holds a few packages at a time
-whatever the backlog, where a 1,000-row batch of them needed ~23 GB before. Dense packages
-(many small flights per byte) are bounded by the decoded-record budget as well.
+"""A backlog of 400 two-megabyte SCHD DNLD packages is pumped in bounded memory
+(docs/design.md, "Poison-proof bounds"): reads are capped by bytes, so the runner holds a
+few packages at a time whatever the backlog, where a 1,000-row batch of them needed ~23 GB
+before. Dense packages (many small flights per byte) are bounded by the decoded-record
+budget as well.
 
 The runner's peak resident size is read from the kernel's accounting of that one child
 (``os.wait4``), so nothing is sampled and nothing is timed.

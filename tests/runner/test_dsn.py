@@ -1,4 +1,5 @@
-"""DSN parsing and redaction agree (issue 18, item 4; issue 22, operator path 3).
+"""DSN parsing and redaction agree (docs/design.md, "Poison-proof bounds"; docs/design.md,
+"Operator view").
 
 A password is hidden by ``redact`` exactly where the parsers split it off (the last ``@``),
 or the DSN is refused with a message that does not quote it. Every hostile password below

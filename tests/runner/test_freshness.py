@@ -14,6 +14,7 @@ from flightstate_core.pump import ServiceProcessor
 from flightstate_runner.freshness import CommitTimes, receive_to_commit
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver, ObservedProcessor
+from flightstate_testing.clock import ManualClock
 from flightstate_testing.traffic import TrafficGenerator
 
 
@@ -21,14 +22,6 @@ class Row(NamedTuple):
     """The one field of an outbox row the freshness metric reads."""
 
     message_id: int | None
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_receive_to_commit_uses_the_inbox_zone_and_never_goes_negative() -> None:
@@ -44,10 +37,10 @@ def test_receive_to_commit_uses_the_inbox_zone_and_never_goes_negative() -> None
 
 
 def test_commit_times_time_each_message_once_and_forget_it() -> None:
-    clock = Clock()
-    times = CommitTimes(clock=clock)
+    clock = ManualClock()
+    times = CommitTimes(clock=clock.monotonic)
     times.committed([1, 2, 3])
-    clock.now = 100.25
+    clock.advance(0.25)
     # schd and msg rows of message 1 share its id; message 9 was never committed here;
     # a row without a message id (cleanup, republish) is not timed.
     assert times.delivered([1, 1, 9, None, 2]) == [0.25, 0.25]
@@ -56,7 +49,7 @@ def test_commit_times_time_each_message_once_and_forget_it() -> None:
 
 
 def test_commit_times_forget_the_oldest_past_their_capacity() -> None:
-    times = CommitTimes(capacity=3, clock=Clock())
+    times = CommitTimes(capacity=3, clock=ManualClock().monotonic)
     times.committed(range(1, 6))
     assert len(times) == 3
     assert times.delivered([1, 2]) == []  # forgotten: not measured

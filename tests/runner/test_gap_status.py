@@ -1,7 +1,8 @@
-"""Issue 16 as a new user meets it: two AODB writers on real MariaDB, the runner as
-subprocesses. Writer 1 holds row N open, writer 2 commits N+1; `run --until-idle` goes
-past N after the (short) grace and `status` shows the open gap; writer 1 commits; the next
-`run --until-idle` applies N late and backfills it, and `status --json` counts it."""
+"""Gaps in the inbox ids (docs/design.md, "Gaps in the inbox ids") as a new user meets them:
+two AODB writers on real MariaDB, the runner as subprocesses. Writer 1 holds row N open,
+writer 2 commits N+1; `run --until-idle` goes past N after the (short) grace and `status`
+shows the open gap; writer 1 commits; the next `run --until-idle` applies N late and
+backfills it, and `status --json` counts it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Housekeeping inside `run` (issue 9): cleanup on a schedule, request resend then failure,
+"""Housekeeping inside `run`: cleanup on a schedule, request resend then failure,
 outbox purge, with metrics; only while leading, fenced by the pump's epoch. Real PG and
 MariaDB."""
 
@@ -22,12 +22,21 @@ from flightstate_pg.requests import request_schedule, request_status
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.housekeeping import Housekeeping
 from flightstate_runner.metrics import RunnerMetrics
+from flightstate_testing.models import as_text, fltr, schedule
 from tests.fixtures.util import unique_name
-from tests.lifecycle.helpers import CONFIG, NOW, apply, fltr, rows, schd
+from tests.lifecycle.helpers import CONFIG, NOW, SENT, apply, rows
 
 pytestmark = [pytest.mark.pg, pytest.mark.mysql]
 
 OLD = NOW - timedelta(days=9)
+
+#: A DNLD package creating flight A1 with a scheduled and an actual time.
+_A1_PACKAGE = as_text(
+    schedule(
+        "DNLD", fltr("A1", SODT="20NOV260535", ACTT="20NOV260540"),
+        seqn="1", recs="count", dttm=SENT,
+    )
+)  # fmt: skip
 
 
 @pytest.fixture
@@ -70,7 +79,20 @@ def test_cleanup_requests_and_purge_run_while_leading(pg_db: str, aodb_dsn: str)
     epoch = PgLeaderLease(pg_db).try_acquire("pump-1", 60)
     assert epoch is not None
     seed = PgStore(pg_db, CONFIG)
-    apply(seed, 1, schd(1, "DNLD", fltr("A1", SODT="20NOV260535", ACTT="20NOV260540")), now=OLD)
+    apply(
+        seed,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("A1", SODT="20NOV260535", ACTT="20NOV260540"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+        now=OLD,
+    )
     outbound = MySqlOutbound(aodb_dsn)
     request_id = request_schedule(seed, outbound, NOW, NOW + timedelta(days=1), now=OLD,
                                   config=CONFIG)  # fmt: skip
@@ -110,7 +132,20 @@ def test_cleanup_requests_and_purge_run_while_leading(pg_db: str, aodb_dsn: str)
 def test_nothing_runs_while_standing_by(pg_db: str, aodb_dsn: str) -> None:
     flightstate_pg.migrate(pg_db)
     seed = PgStore(pg_db, CONFIG)
-    apply(seed, 1, schd(1, "DNLD", fltr("A1", SODT="20NOV260535", ACTT="20NOV260540")), now=OLD)
+    apply(
+        seed,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("A1", SODT="20NOV260535", ACTT="20NOV260540"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+        now=OLD,
+    )
     seed.close()
     keeper, store, metrics = _housekeeping(pg_db, aodb_dsn, None)
     keeper.tick(NOW)
@@ -127,7 +162,20 @@ def test_a_stale_epoch_cleans_nothing(pg_db: str, aodb_dsn: str) -> None:
     lease.release("pump-1")
     assert lease.try_acquire("pump-2", 60) != old_epoch  # another pump leads now
     seed = PgStore(pg_db, CONFIG)
-    apply(seed, 1, schd(1, "DNLD", fltr("A1", SODT="20NOV260535", ACTT="20NOV260540")), now=OLD)
+    apply(
+        seed,
+        1,
+        as_text(
+            schedule(
+                "DNLD",
+                fltr("A1", SODT="20NOV260535", ACTT="20NOV260540"),
+                seqn="1",
+                recs="count",
+                dttm=SENT,
+            )
+        ),
+        now=OLD,
+    )
     seed.close()
     keeper, store, metrics = _housekeeping(
         pg_db, aodb_dsn, PumpStats(epoch=old_epoch, is_leader=True)

@@ -1,4 +1,4 @@
-"""Issue 17: leader + standby runners on PostgreSQL and tansu, frozen with SIGSTOP.
+"""Leader + standby runners on PostgreSQL and tansu, frozen with SIGSTOP.
 
 Only the leader dispatches, fenced by its epoch: every record carries its dispatcher's
 epoch, and per partition no record of an older epoch follows one of a newer epoch; each

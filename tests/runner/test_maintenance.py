@@ -1,4 +1,4 @@
-"""The operator commands wired over issue 9's modules: history, republish, cleanup, and
+"""The operator commands over the core's lifecycle modules: history, republish, cleanup, and
 schedule requests (RQFD into coutmsgs), each as a CLI subprocess on real databases."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The metrics endpoint binds loopback unless told otherwise (issue 18, item 5)."""
+"""The metrics endpoint binds loopback unless told otherwise (docs/design.md, "Poison-proof
+bounds")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Issue 22's operator paths, each run as an operator runs it: the CLI as a subprocess on
-real PostgreSQL (and, for ``topics``, a port where no broker listens)."""
+"""The operator paths (docs/design.md, "Operator view"), each run as an operator runs it:
+the CLI as a subprocess on real PostgreSQL (and, for ``topics``, a port where no broker
+listens)."""
 
 from __future__ import annotations
 

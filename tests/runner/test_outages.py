@@ -1,4 +1,4 @@
-"""Issue 17: a read-only store, a denied or lock-blocked backfill and a broker outage never
+"""A read-only store, a denied or lock-blocked backfill and a broker outage never
 stop the runner; ``run --until-idle`` ends after ``idle_wait`` with exit 3 saying what is
 left; a broker outage is logged once at its start, at a bounded rate, and once at its end.
 

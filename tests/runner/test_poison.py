@@ -1,4 +1,4 @@
-"""No message's content or size stops the FIFO (issue 18, acceptance 1 and 2).
+"""No message's content or size stops the FIFO (docs/design.md, "Poison-proof bounds").
 
 Every over-long or out-of-range envelope value and every over-long value that would reach
 a key or an indexed column, plus a row over the message limit, sit between valid messages
@@ -17,14 +17,14 @@ import pytest
 
 from flightstate_mysql import insert_messages, parse_mysql_dsn
 from flightstate_pg import PgStore
-from tests.codec.oversize import OVERSIZE_CASES, message, remark
+from flightstate_testing.sis import fltr, schd
+from tests.codec.oversize import OVERSIZE_CASES, remark
 from tests.fixtures.util import unique_name
 from tests.runner._cli import run_cli
 
 pytestmark = [pytest.mark.pg, pytest.mark.mysql, pytest.mark.slow]
 
-_FLIGHTS = "".join(f"<FLTR><FLID>{flid}</FLID><REMC>new</REMC></FLTR>" for flid in (9001, 9002))
-CREATE = message(f"<SCHD><RECS>2</RECS>{_FLIGHTS}</SCHD>", type_="SCHD", styp="DNLD", seqn="1")
+CREATE = schd("DNLD", *(fltr("<REMC>new</REMC>", flid) for flid in ("9001", "9002")), seqn="1")
 TOO_BIG = remark(text="x" * (5 * 1024 * 1024))  # over the 4 MiB message limit
 
 

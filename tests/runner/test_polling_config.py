@@ -1,5 +1,5 @@
-"""The adaptive polling settings (issue 21): names, defaults tuned for freshness, ranges,
-and that the runner's pump gets them."""
+"""The adaptive polling settings (docs/design.md, "The pump's threads"): names, defaults
+tuned for freshness, ranges, and that the runner's pump gets them."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Issue 19's five cases end to end: the texts inserted into a real MariaDB ``cminmsgs``,
-``examples/runner.py run --until-idle`` as an operator runs it (no Kafka: events stay in
-the outbox), then every row's backfilled status, PROC_STATE's reason and the flights read
-back from PostgreSQL checked exactly as on the memory store (tests/fixtures/review_cases.py).
-"""
+"""The review cases of the merge semantics (tests/fixtures/review_cases.py) end to end: the
+texts inserted into a real MariaDB ``cminmsgs``, ``examples/runner.py run --until-idle`` as
+an operator runs it (no Kafka: events stay in the outbox), then every row's backfilled
+status, PROC_STATE's reason and the flights read back from PostgreSQL checked exactly as on
+the memory store (tests/fixtures/review_cases.py)."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def test_generated_day_until_idle(env: dict[str, str], kafka_bootstrap: str) -> 
 
 
 def _last_schd_record_is_the_stored_state(env: dict[str, str], bootstrap: str) -> None:
-    """Issue 7: per FLID, the last ``schd`` record is the wire form of the state read back
+    """Per FLID, the last ``schd`` record is the wire form of the state read back
     from PostgreSQL; a deleted flight's last record is a tombstone."""
     with psycopg.connect(env["FLIGHTSTATE_PG_DSN"]) as conn:
         snapshots = conn.execute("SELECT count(*) FROM MSG_EVENT WHERE TOPIC = 'schd'").fetchone()
