@@ -1,4 +1,4 @@
-"""Operator commands over ``flightstate_pg.lifecycle/requests/operator`` (issue 9).
+"""Operator commands over ``flightstate_pg.lifecycle/requests/operator``.
 
 ``cleanup`` (retention), ``request-schedule`` (RQFD into coutmsgs), ``requests`` (match
 answers, resend, list), ``republish`` (fresh ``schd`` records of the current state),
