@@ -1,4 +1,4 @@
-"""Developer sessions: ``tests``, ``lint``, ``mypy``, ``bench`` (the locked install),
+"""Developer sessions: ``tests``, ``lint``, ``mypy``, ``docs``, ``bench`` (the locked install),
 ``tests-latest`` (the newest releases, no lock) and ``lock`` (refresh the lock)."""
 
 from __future__ import annotations
@@ -70,6 +70,16 @@ def mypy(session: nox.Session) -> None:
     """mypy --strict over the packages listed in pyproject.toml."""
     install(session)
     session.run("mypy", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The API reference (docs/api, Sphinx autodoc) into build/docs-api, warnings as errors,
+    as `.ci/run` builds it; then the settings reference is checked against the code."""
+    install(session)
+    session.run("python", "-m", "sphinx", "-W", "--keep-going", "-b", "html", "docs/api",
+                "build/docs-api")  # fmt: skip
+    session.run("python", "-m", "flightstate_runner.settings_doc", "--check", "docs/configuration.md")
 
 
 @nox.session(python=PYTHON)
