@@ -100,9 +100,13 @@ def test_wheel_and_sdist_carry_what_the_docs_point_to(dists: dict[str, Path]) ->
     shipped = ["flightstate_oracle/README.md", "flightstate_runner/cli.py",
                "flightstate_testing/plugin.py", "flightstate_testing/py.typed",
                "flightstate_pg/migrations/0001_core.rollback.sql",
-               "flightstate_pg/migrations/0002_history_display.rollback.sql"]  # fmt: skip
+               "flightstate_pg/migrations/0002_history_display.rollback.sql",
+               "flightstate_runner/deploy/flightstate.service",
+               "flightstate_runner/deploy/flightstate.env"]  # fmt: skip
     assert [n for n in shipped if n not in wheel_names] == []
     assert [n for n in shipped if n not in sdist_names] == []
+    documents = ["README.md", "docs/deployment.md", "docs/operations.md", "docs/api/conf.py"]
+    assert [n for n in documents if n not in sdist_names] == []  # the sdist carries docs/
     (entry_points,) = [n for n in wheel_names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(dists["wheel"]).read(entry_points).decode()
     assert "flightstate = flightstate_runner.cli:main" in text
