@@ -79,7 +79,8 @@ def docs(session: nox.Session) -> None:
     install(session)
     session.run("python", "-m", "sphinx", "-W", "--keep-going", "-b", "html", "docs/api",
                 "build/docs-api")  # fmt: skip
-    session.run("python", "-m", "flightstate_runner.settings_doc", "--check", "docs/configuration.md")
+    session.run("python", "-m", "flightstate_runner.settings_doc", "--check",
+                "docs/configuration.md")  # fmt: skip
 
 
 @nox.session(python=PYTHON)

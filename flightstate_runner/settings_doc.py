@@ -135,8 +135,9 @@ def render() -> str:
 def main(argv: Sequence[str] | None = None, out: Callable[[str], object] | None = None) -> int:
     """Print the reference, or with ``--check FILE`` exit 1 when FILE differs from it."""
     parser = argparse.ArgumentParser(prog="python -m flightstate_runner.settings_doc")
-    parser.add_argument("--check", type=Path, metavar="FILE",
-                        help="compare FILE with the generated text instead of printing it")  # fmt: skip
+    parser.add_argument(
+        "--check", type=Path, metavar="FILE", help="compare FILE with the output, print nothing"
+    )
     args = parser.parse_args(argv)
     text = render()
     write = out or sys.stdout.write

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.corpus import REPO_ROOT
-from tests.fixtures.readme import code_blocks
+from tests.fixtures.readme import EMBEDDING, code_blocks
 from tests.fixtures.services import DEFAULT_MYSQL_DSN
 
 pytestmark = pytest.mark.slow
@@ -144,7 +144,7 @@ def test_plugin_in_a_fresh_venv_against_real_services(
     project = home / "project"
     project.mkdir()
     shutil.copy(DOWNSTREAM_TEST, project / "test_downstream.py")
-    (readme_example,) = code_blocks(PLUGIN_SECTION)
+    (readme_example,) = code_blocks(PLUGIN_SECTION, document=EMBEDDING)
     (project / "test_readme_example.py").write_text(readme_example, encoding="utf-8")
     env = _clean_env(
         FLIGHTSTATE_TEST_PG_DSN=pg_server_dsn,

@@ -1,4 +1,4 @@
-"""The README's code runs as written: the library snippet, and the plugin example."""
+"""The code of docs/embedding.md runs as written: the library snippet, and the plugin example."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.corpus import REPO_ROOT
-from tests.fixtures.readme import code_blocks
+from tests.fixtures.readme import EMBEDDING, code_blocks
 
 PLUGIN_SECTION = "Testing with flightstate (the pytest plugin)"
 
@@ -19,17 +19,17 @@ PLUGIN_SECTION = "Testing with flightstate (the pytest plugin)"
 def test_using_the_library_snippet_runs_as_written(
     pg_db: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (snippet,) = code_blocks("Using the library")
+    (snippet,) = code_blocks("Using the library", document=EMBEDDING)
     monkeypatch.setenv("FLIGHTSTATE_PG_DSN", pg_db)
-    exec(compile(snippet, "README.md: Using the library", "exec"), {})  # noqa: S102 - our README
+    exec(compile(snippet, "docs/embedding.md: Using the library", "exec"), {})  # noqa: S102 - our own document
     assert capsys.readouterr().out == "SUCCEEDED 1 30NOV260935 1\n"
 
 
 @pytest.mark.pg
 def test_plugin_example_passes_outside_the_checkout(tmp_path: Path, pg_server_dsn: str) -> None:
-    """The README's example file, run by pytest from a directory outside the repository
+    """The example file of docs/embedding.md, run by pytest from a directory outside the repository
     with only ``-p flightstate_testing.plugin`` (the checkout importable, nothing else)."""
-    (example,) = code_blocks(PLUGIN_SECTION)
+    (example,) = code_blocks(PLUGIN_SECTION, document=EMBEDDING)
     (tmp_path / "test_example.py").write_text(example, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "FLIGHTSTATE_TEST_PG_DSN": pg_server_dsn,
            "FLIGHTSTATE_REQUIRE_SERVICES": "1"}  # fmt: skip

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, as
 
 project = "flightstate"
 author = "flightstate"
-copyright = "flightstate"  # noqa: A001 - Sphinx's name for it
+copyright = "flightstate"
 extensions = ["sphinx.ext.autodoc"]
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
