@@ -36,8 +36,8 @@ A warm-up phase (not reported) runs first, so the producer and the lease exist.
 ``--repeat N`` runs all of it N times, each on fresh databases, a fresh broker and a fresh
 runner, prints each run's table, then each phase's p50 and p99 to ``schd`` of every run
 with their median and range. On this shared 2-core machine the p99 of identical code swung
-from 126 to 277 ms at 1,000 msg/s over sixteen single runs of one sitting (docs/design.md,
-"Judging freshness over several runs"), so a target is judged over several runs, not one.
+from 126 to 277 ms at 1,000 msg/s over sixteen single runs of one sitting (docs/benchmarks.md,
+"Freshness"), so a target is judged over several runs, not one.
 """
 
 from __future__ import annotations

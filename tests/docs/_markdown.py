@@ -68,9 +68,11 @@ def fenced_blocks(text: str, language: str) -> list[str]:
 
 
 def code_lines(text: str) -> Iterator[str]:
-    """Every code span, and every line of every fenced block: where commands are written."""
-    for _, body in _FENCE.findall(text):
-        yield from body.splitlines()
+    """Where commands are written: every code span, and every line of every shell block
+    without its comment."""
+    for language, body in _FENCE.findall(text):
+        if language in ("sh", "bash", "console"):
+            yield from (re.sub(r"(^|\s)#.*", "", line) for line in body.splitlines())
     yield from (m.group(2) for m in _SPAN.finditer(_without_fences(text)))
 
 
