@@ -3,9 +3,9 @@
 Only the leader dispatches, fenced by its epoch: every record carries its dispatcher's
 epoch, and per partition no record of an older epoch follows one of a newer epoch; each
 flight's last ``schd`` record is its stored state. A leader frozen while idle inside a
-transaction (holding PIPELINE_LOCK) is replaced within the bound the README states, and
-once woken commits nothing (an audit trigger records which session inserted each
-PROC_STATE/MSG_EVENT row) and publishes nothing.
+transaction (holding PIPELINE_LOCK) is replaced within the bound docs/operations.md
+("Failover") states, and once woken commits nothing (an audit trigger records which session
+inserted each PROC_STATE/MSG_EVENT row) and publishes nothing.
 """
 
 from __future__ import annotations

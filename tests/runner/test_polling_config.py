@@ -99,8 +99,9 @@ def test_the_read_ahead_gathers_by_default_and_the_setting_reaches_the_pump() ->
 def test_the_dispatcher_polls_an_empty_outbox_every_poll_interval(
     env: dict[str, str], expected: float
 ) -> None:  # fmt: skip
-    """README: POLL_INTERVAL paces the empty outbox (the fallback to the wake-ups); before
-    this was wired the runner's dispatcher polled at the library default, 5 times a second."""
+    """POLL_INTERVAL paces the empty outbox, the fallback to the wake-ups
+    (docs/configuration.md); before this was wired the runner's dispatcher polled at the
+    library default, 5 times a second."""
     pytest.importorskip("confluent_kafka")
     from flightstate_runner.wiring import kafka_settings  # noqa: PLC0415 - needs the extra
 
