@@ -1,7 +1,7 @@
 """MariaDB/MySQL adapter for flightstate (PyMySQL): the shared ``cminmsgs`` inbox.
 
 Entry points: ``MySqlInbox`` (the ``Inbox`` port), ``create_cminmsgs`` /
-``create_coutmsgs`` / ``insert_messages`` (spec §2 tables for tests and demos),
+``create_coutmsgs`` / ``insert_messages`` (docs/protocol.md §2 tables for tests and demos),
 ``translated`` (driver errors → core errors) and ``parse_mysql_dsn``.
 """
 

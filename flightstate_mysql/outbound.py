@@ -1,4 +1,4 @@
-"""Outbound requests into the shared ``coutmsgs`` table (spec §2, §9).
+"""Outbound requests into the shared ``coutmsgs`` table (docs/protocol.md §2, §9).
 
 A transport outside flightstate sends what we insert; we only ever INSERT a row (CLOB,
 DATE_INSERTED, ROUTINGID; every flag column keeps its default 0) and never update or

@@ -1,4 +1,5 @@
-"""DDL and row helpers for the shared AODB inbox/outbox tables (spec §2), for tests and demos.
+"""DDL and row helpers for the shared AODB inbox/outbox tables (docs/protocol.md §2), for
+tests and demos.
 
 In production the AODB interface owns ``cminmsgs`` and ``coutmsgs``; flightstate never
 creates or drops them there. These helpers build identical tables (InnoDB, utf8mb4) in a
@@ -81,12 +82,12 @@ def _execute(conn: pymysql.connections.Connection[Any], ddl: str) -> None:
 
 
 def create_cminmsgs(conn: pymysql.connections.Connection[Any], table: str = "cminmsgs") -> None:
-    """Create the inbox table (spec §2) if it does not exist."""
+    """Create the inbox table (docs/protocol.md §2) if it does not exist."""
     _execute(conn, CMINMSGS_DDL.format(table=_check_identifier(table)))
 
 
 def create_coutmsgs(conn: pymysql.connections.Connection[Any], table: str = "coutmsgs") -> None:
-    """Create the outbound table (spec §2) if it does not exist."""
+    """Create the outbound table (docs/protocol.md §2) if it does not exist."""
     _execute(conn, COUTMSGS_DDL.format(table=_check_identifier(table)))
 
 

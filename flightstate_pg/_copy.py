@@ -7,7 +7,7 @@ a PROC_STATE row per message, so this is a few percent of a message's cost.
 
 Binary COPY needs the exact type of every column. They are read once per process from the
 catalog (``pg_attribute``), not restated here: the migrations stay the only description of
-the schema, and a released column never changes type (review F6).
+the schema, and a released column never changes type (docs/design.md, "Migrations").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An inbox over a PostgreSQL table with the ``cminmsgs`` columns (spec §2).
+"""An inbox over a PostgreSQL table with the ``cminmsgs`` columns (docs/protocol.md §2).
 
 For the embedded default (no MySQL at hand) and for tests: same semantics as
 ``flightstate_mysql.MySqlInbox`` and the same inbox contract suite. Like the MySQL table, the

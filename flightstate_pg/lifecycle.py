@@ -1,4 +1,5 @@
-"""Lifecycle cleanup on PostgreSQL: archive, then remove, flights that have ended (seed §3.3, §6).
+"""Lifecycle cleanup on PostgreSQL: archive, then remove, flights that have ended
+(docs/design.md, "Lifecycle cleanup").
 
 Why it looks like this:
 

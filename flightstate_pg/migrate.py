@@ -1,7 +1,7 @@
 """Schema migrations with yoyo-migrations (``flightstate_pg/migrations/*.sql``).
 
 Migrations are frozen once released: a later change is a new file, additive first
-(expand, backfill, verify, switch, and only then contract — review F6). Ids are
+(expand, backfill, verify, switch, and only then contract; docs/design.md, "Migrations"). Ids are
 ``NNNN_name`` (docs/design.md, "Migrations"); an id renamed after release is listed in
 ``RENAMED`` and its record rewritten before yoyo applies (``flightstate_core.support.migrations``).
 """

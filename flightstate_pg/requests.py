@@ -1,4 +1,5 @@
-"""Schedule requests (RQFD) on PostgreSQL: send, match the SCHD RESP answers, resend (spec §9).
+"""Schedule requests (RQFD) on PostgreSQL: send, match the SCHD RESP answers, resend
+(docs/protocol.md §9).
 
 Why it looks like this:
 

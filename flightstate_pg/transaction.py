@@ -2,8 +2,9 @@
 
 Why READ COMMITTED: every read happens after ``lock_pipeline`` has taken PIPELINE_LOCK
 FOR UPDATE, and under READ COMMITTED each statement sees everything committed before it,
-so the reads that feed a decision see the latest state (review F8). REPEATABLE READ would
-freeze the snapshot at the lock statement's start, before a waiting writer's commit.
+so the reads that feed a decision see the latest state (docs/design.md, "One message, one
+transaction"). REPEATABLE READ would freeze the snapshot at the lock statement's start,
+before a waiting writer's commit.
 
 Within one transaction (a unit of work of several messages, or a caller's loop of
 messages with a savepoint each) the states loaded or saved are cached: the lock guarantees

@@ -1,4 +1,5 @@
-"""Raw SIS XML for tests: one builder method per message family of the protocol (spec §3).
+"""Raw SIS XML for tests: one builder method per message family of the protocol
+(docs/protocol.md §3).
 
 ``SisBuilder`` writes the messages an AODB sends, as text ready for an inbox: schedule
 packages and set-only updates, schedule deletes, FLOP updates of every subtype family

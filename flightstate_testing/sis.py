@@ -1,4 +1,4 @@
-"""SIS message texts spelled out by hand, with a fixed META (spec §1, "Envelope and identity").
+"""SIS message texts spelled out by hand, with a fixed META (docs/protocol.md §1).
 
 For tests that state the very XML a message carries: codec tests (a missing FLID, an
 over-long SEQN, a hostile entity), review cases, one FLOP into a store. Each builder is

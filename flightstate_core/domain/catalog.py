@@ -163,7 +163,7 @@ SCALARS: Final[Mapping[str, ScalarSpec]] = MappingProxyType(
 )
 
 #: FDIV/FRET/FLAB element -> parts. An element with no text and no (or blank)
-#: attributes clears every part; FDIV with DDES="" clears the whole object (spec §7).
+#: attributes clears every part; FDIV with DDES="" clears the whole object (docs/protocol.md §7).
 EXCEPTIONS: Final[Mapping[str, ExceptionSpec]] = MappingProxyType(
     {
         "FDIV": ExceptionSpec(
@@ -269,12 +269,12 @@ DOCUMENTS: Final[Mapping[str, DocumentSpec]] = MappingProxyType(
             ),
         ),
         # MAFL lists a master's codeshares. flightstate maintains it from the codeshares'
-        # MAID links (spec §8); a message may carry it too, but that copy is only noted.
+        # MAID links (docs/protocol.md §8); a message may carry it too, but that copy is only noted.
         "MAFL": DocumentSpec("MAFL", _children("FLID", "CSOP", "CSFT")),
     }
 )
 
-#: PSHT / TIPT update stand-plan items whose PSST equals PUST / TRST (spec §6).
+#: PSHT / TIPT update stand-plan items whose PSST equals PUST / TRST (docs/protocol.md §6).
 STAND_UPDATES: Final[Mapping[str, tuple[str | None, str, tuple[ChildSpec, ...]]]] = (
     MappingProxyType(
         {
@@ -318,7 +318,7 @@ FLOP_SUBTYPES: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
     }
 )
 
-#: SCHD subtypes and what they do (spec §3, §8).
+#: SCHD subtypes and what they do (docs/protocol.md §3, §8).
 SCHEDULE_STYPES: Final[Mapping[str, str]] = MappingProxyType(
     {
         "DNLD": "package",

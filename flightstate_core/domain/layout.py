@@ -4,7 +4,7 @@ Identifiers are unquoted upper-case names (PostgreSQL folds them to lower case, 
 keeps them upper case) of at most 30 bytes. Each scalar has a raw column named by its SIS
 code; a TIME value has a typed ``<CODE>_TS`` column beside it, a DURATION a ``<CODE>_MIN``
 column. Detail tables have PK (FLID, ORDINAL), FLIGHT_ROUTE_POINT (FLID, ROUTE_KIND,
-ORDINAL); no uniqueness on resource codes (review F2).
+ORDINAL); no uniqueness on resource codes (docs/design.md, "Value semantics").
 """
 
 from __future__ import annotations

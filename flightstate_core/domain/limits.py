@@ -42,8 +42,9 @@ ENVELOPE_TEXT_MAX_BYTES: Final = 64
 #: SEQN: the sender's counter (six digits, wrapping); 18 digits always fit a signed 64-bit
 #: integer, so the number never overflows a bigint / NUMBER(19) wherever it is parsed.
 SEQN_MAX_DIGITS: Final = 18
-#: DTTM years accepted (inclusive). A message's send time outside them is absurd (spec §1:
-#: year 0001 or 9999 is a protocol error), and year 0001 local cannot even be moved to UTC.
+#: DTTM years accepted (inclusive). A message's send time outside them is absurd
+#: (docs/protocol.md §1: year 0001 or 9999 is a protocol error), and year 0001 local
+#: cannot even be moved to UTC.
 DTTM_YEARS: Final = (1970, 2099)
 #: FLID: every flight table's primary key; Oracle's FLID columns are VARCHAR2(64 BYTE).
 FLID_MAX_BYTES: Final = 64

@@ -32,7 +32,7 @@ DocumentValue = Clear | tuple[DocItem, ...]
 
 @frozen
 class Envelope:
-    """The META block. ``identity_key`` is SNDR|TYPE|STYP|SEQN (spec §1), stored bounded:
+    """The META block. ``identity_key`` is SNDR|TYPE|STYP|SEQN (docs/protocol.md §1), bounded:
     the codec keeps every part short, and a longer key (an envelope built elsewhere) is
     replaced by its SHA-256 (``limits.bounded_key``), so it always fits PROC_STATE."""
 
@@ -110,7 +110,7 @@ class ReferenceDataMessage:
     """One of the 23 reference-data types: recognised, not applied (payload kept raw).
 
     ``recs_note``: why the declared MSG/RECS disagrees with the records present ("" when
-    it agrees or is absent). Reference data is not ours to validate (spec §3, §4): the
+    it agrees or is absent). Reference data is not ours to validate (docs/protocol.md §3, §4): the
     disagreement is reported in the IGNORED reason, not a protocol error."""
 
     envelope: Envelope

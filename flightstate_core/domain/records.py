@@ -50,7 +50,7 @@ class InboxRow:
 
 @frozen
 class BackfillIntent:
-    """What to write back into the inbox row after commit (spec §2)."""
+    """What to write back into the inbox row after commit (docs/protocol.md §2)."""
 
     message_id: int
     status: Outcome

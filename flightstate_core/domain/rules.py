@@ -11,7 +11,7 @@ R1. ``APPLY_RULES[family]`` says whether Clear is honoured and how carried colle
 R2. The collection policy is ``CoreConfig.collection_policies`` (catalog default,
     site-overridable): REPLACE -> ``Replace``, MERGE_BY_SEQ -> ``MergeBySeq``.
 R3. A carried collection that is one element with no children (no seq, or seq "" ), or,
-    for GTDT/CKDT, one item with seq "0" and no children, is Clear (spec §6).
+    for GTDT/CKDT, one item with seq "0" and no children, is Clear (docs/protocol.md §6).
 R4. ``FLOP_RULES[styp]`` lists the record keys a FLOP block of that subtype may carry
     (scalar codes, exception parts, PORT_OPEN/PORT_CLOSE, collection, document and stand
     update codes, ``FDEL``) and the state fields they touch; derived from

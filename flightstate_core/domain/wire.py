@@ -2,12 +2,12 @@
 
 ``wire(state, config)`` is a pure function of the state (and the zone used to type raw
 times); the handlers build every ``schd`` payload with it from the next state and nothing
-else, so the outbox and the database can never disagree (review F5). Key order is fixed:
-envelope keys, scalars in catalog order (a ``_TS`` twin after each TIME), the exception
-objects FDIV/FRET/FLAB, every collection (``[]`` when absent, every child key present,
-typed twins after typed children), then the documents. The key plans are computed once
-from the catalog at import; times are typed through an LRU cache because the same raw
-strings recur across a schedule package.
+else, so the outbox and the database can never disagree (docs/design.md, "Wire format").
+Key order is fixed: envelope keys, scalars in catalog order (a ``_TS`` twin after each
+TIME), the exception objects FDIV/FRET/FLAB, every collection (``[]`` when absent, every
+child key present, typed twins after typed children), then the documents. The key plans are
+computed once from the catalog at import; times are typed through an LRU cache because the
+same raw strings recur across a schedule package.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Lifecycle cleanup rules (seed §3.3, §6): which flights may leave the current state.
+"""Lifecycle cleanup rules: which flights may leave the current state (docs/design.md,
+"Lifecycle cleanup").
 
 An operation day in the past does not end a flight. A flight is eligible only when:
 

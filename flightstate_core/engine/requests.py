@@ -1,4 +1,4 @@
-"""Schedule requests (RQFD) and the matching of SCHD RESP answers (spec §9).
+"""Schedule requests (RQFD) and the matching of SCHD RESP answers (docs/protocol.md §9).
 
 The AODB answers a request with an ordinary inbox row of STYP RESP that carries no
 request id. So a response is matched to the OLDEST open request whose window covers the

@@ -1,5 +1,5 @@
 """Schedule requests (RQFD) as the stores keep them, and where outbound SIS messages go
-(spec §9; the shared logic is ``flightstate_core.engine.requests``)."""
+(docs/protocol.md §9; the shared logic is ``flightstate_core.engine.requests``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The pump: one active leader moves the inbox FIFO into the store, then backfills.
 
-Why it looks like this (seed §4, review F8/F9). ``Pump`` is the small composition of four
-parts, each in its own module:
+Why it looks like this (docs/design.md, "The pump's threads"). ``Pump`` is the small
+composition of four parts, each in its own module:
 
 1. Leadership (``pump_leadership``): exactly one pump applies messages: it leads while
    ``LeaderLease.try_acquire`` gives it an epoch, and that epoch goes into every transaction

@@ -1,4 +1,5 @@
-"""Backfill: after commit, write each outcome back to its inbox row (seed §4, review F9).
+"""Backfill: after commit, write each outcome back to its inbox row (docs/design.md, "One
+message, one transaction").
 
 The intents are durable in the store (``BackfillQueue``), so a backfill is never lost and
 never re-applies a message: a failure is only counted (``stats.backfill_failures``) and

@@ -1,5 +1,5 @@
 """Strict FIFO apply: the head message ends SUCCEEDED, DUPLICATE, IGNORED or DEAD before the
-next one is applied (seed §4).
+next one is applied (docs/design.md, "One message, one transaction").
 
 A batch goes in one transaction; if it fails, a prefix may have committed, so the rows are
 retried one by one (committed ones are replays). Transient errors retry the head with capped

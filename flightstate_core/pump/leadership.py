@@ -1,5 +1,5 @@
 """The pump's leadership: acquire the lease, renew it while leading, notice its loss,
-and wait as a standby (seed §4, review F8).
+and wait as a standby (docs/design.md, "Leadership, fencing and bounded waits").
 
 The epoch ``try_acquire`` gives goes into every transaction (``lock_pipeline``), so a
 paused ex-leader can never commit; renewal here only keeps the lease from expiring under a

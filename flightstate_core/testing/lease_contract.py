@@ -2,14 +2,14 @@
 
 A subclass provides the ``lease_harness`` fixture: a ``LeaseHarness`` over a fresh
 PIPELINE_LOCK (epoch 0, no holder). The tests check what the pump and the fence rely on
-(seed §4, review F8): the first acquire leads and a renewal keeps its epoch; a second holder
-is refused while the lease is live; once it expired (TTL 0: at once, by the store's own
-clock) another holder takes over with a higher epoch and the old one is refused; a release
-hands over; epochs only ever increase; and a transaction at a stale epoch is fenced at
-``lock_pipeline`` while the current epoch passes. Holders are told apart by name *and*
-instance (each handle is another instance, as another process or a restarted one): a
-second instance with the leader's name is refused, a new instance takes over at a higher
-epoch, and only the same instance renews at the same epoch.
+(docs/design.md, "Leadership, fencing and bounded waits"): the first acquire leads and a
+renewal keeps its epoch; a second holder is refused while the lease is live; once it expired
+(TTL 0: at once, by the store's own clock) another holder takes over with a higher epoch and
+the old one is refused; a release hands over; epochs only ever increase; and a transaction
+at a stale epoch is fenced at ``lock_pipeline`` while the current epoch passes. Holders are
+told apart by name *and* instance (each handle is another instance, as another process or a
+restarted one): a second instance with the leader's name is refused, a new instance takes
+over at a higher epoch, and only the same instance renews at the same epoch.
 """
 
 # ruff: noqa: S101 - a pytest contract: assert

@@ -1,7 +1,7 @@
 """The ``ScheduleResponses`` contract: a transaction's own ``ResponseLog``.
 
 A SUCCEEDED SCHD RESP is matched inside the transaction that applies it
-(``engine.requests.schedule_response_hook``, spec §9), so the log must: list the open
+(``engine.requests.schedule_response_hook``, docs/protocol.md §9), so the log must: list the open
 requests oldest first; log a response once (a second log of it is refused: a concurrent
 match won) with its request or none (unsolicited); answer a request so that it is no
 longer open; and commit or roll back with the transaction. A subclass provides the

@@ -1,5 +1,5 @@
 -- flightstate PostgreSQL schema, version 0002: look-up indexes, history twins, display view.
--- Additive only: no column of 0001 is dropped or rewritten (review F6).
+-- Additive only: no column of 0001 is dropped or rewritten (docs/design.md, "Migrations").
 -- depends: 0001_core
 
 CREATE INDEX FLIGHT_SCHD_MAID_IX ON FLIGHT_SCHD (MAID, FLID);

@@ -1,5 +1,5 @@
 -- flightstate PostgreSQL schema, version 0003: lifecycle cleanup, schedule requests, operator.
--- Additive only (review F6): new tables, a sequence, indexes; MSG_EVENT.KIND accepts one
+-- Additive only (docs/design.md, "Migrations"): new tables, a sequence, indexes; MSG_EVENT.KIND accepts one
 -- more value ('REPUBLISH', written by the operator's republish).
 -- depends: 0002_history_display
 
@@ -18,7 +18,7 @@ ALTER TABLE MSG_EVENT DROP CONSTRAINT MSG_EVENT_KIND_CHECK;
 ALTER TABLE MSG_EVENT ADD CONSTRAINT MSG_EVENT_KIND_CK
     CHECK (KIND IN ('SNAPSHOT', 'TOMBSTONE', 'NOTIFY', 'REPUBLISH'));
 
--- SEQN of outbound requests: six digits, wrapping (spec §1).
+-- SEQN of outbound requests: six digits, wrapping (docs/protocol.md §1).
 CREATE SEQUENCE SCHD_REQUEST_SEQN MINVALUE 1 MAXVALUE 999999 START WITH 1 CYCLE;
 
 CREATE TABLE SCHD_REQUEST (

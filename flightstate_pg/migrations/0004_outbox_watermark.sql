@@ -1,5 +1,5 @@
 -- flightstate PostgreSQL schema, version 0004: the outbox dispatch watermark.
--- Additive only (review F6): one new table, initialised from the existing rows.
+-- Additive only (docs/design.md, "Migrations"): one new table, initialised from the existing rows.
 -- depends: 0003_lifecycle_requests
 --
 -- Every transaction that inserts MSG_EVENT rows holds PIPELINE_LOCK (pump, lifecycle

@@ -1,5 +1,5 @@
 -- flightstate PostgreSQL schema, version 0005: the reference runner's operational tables.
--- Additive only (review F6): two new tables, nothing existing changes.
+-- Additive only (docs/design.md, "Migrations"): two new tables, nothing existing changes.
 -- depends: 0004_outbox_watermark
 --
 -- RUNNER_HEARTBEAT: one row per runner process (holder): when it last reported, whether it

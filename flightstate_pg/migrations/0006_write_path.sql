@@ -1,5 +1,5 @@
 -- flightstate PostgreSQL schema, version 0006: cheaper writes on the hot path.
--- No row changes (review F6): one index that nothing reads, a storage setting and the
+-- No row changes (docs/design.md, "Migrations"): one index that nothing reads, a storage setting and the
 -- compression method of new outbox payloads. Existing rows stay as they are.
 -- depends: 0005_runner_tables
 --

@@ -1,5 +1,5 @@
 -- flightstate PostgreSQL schema, version 0007: gap-aware inbox reading (docs/design.md,
--- "Gaps in the inbox ids"). Additive only (review F6): one new table and three columns
+-- "Gaps in the inbox ids"). Additive only (docs/design.md, "Migrations"): one new table and three columns
 -- with defaults (no row is rewritten: PostgreSQL 11+ stores a constant default in the
 -- catalog).
 -- depends: 0006_write_path

@@ -1,5 +1,5 @@
 -- flightstate PostgreSQL schema, version 0009: per-key provenance of each flight
--- (docs/design.md, "Late rows and provenance"). Additive only (review F6): one nullable
+-- (docs/design.md, "Late rows and provenance"). Additive only (docs/design.md, "Migrations"): one nullable
 -- column on the current and the history table, no row rewritten.
 -- depends: 0008_outbox_parked
 --

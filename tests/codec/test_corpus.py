@@ -1,7 +1,7 @@
 """The SIS sample corpus as table-driven cases: every file has an explicit expectation.
 
 Flight messages (SCHD, FLOP) and SCHS decode to their kind; reference data is recognised;
-the broken samples of spec §10 raise ``ProtocolError`` naming the element.
+the broken samples of docs/protocol.md §10 raise ``ProtocolError`` naming the element.
 """
 
 from __future__ import annotations

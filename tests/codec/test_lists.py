@@ -1,4 +1,4 @@
-"""Collections, documents (SRVT/VIPF/MAFL) and PSHT/TIPT (spec §6, docs/design.md)."""
+"""Collections, documents (SRVT/VIPF/MAFL) and PSHT/TIPT (docs/protocol.md §6, docs/design.md)."""
 
 from __future__ import annotations
 

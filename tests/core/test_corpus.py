@@ -1,5 +1,5 @@
 """The real-world samples (shared/sis-corpus) through decode -> decide, and through the
-service on the memory store as one inbox (spec §10 quirks are rows of the table)."""
+service on the memory store as one inbox (docs/protocol.md §10 quirks are rows of the table)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """FLOP: a Set and a Clear case for every catalog subtype and every collection (table
-built from the catalog), plus the hand-written protocol cases of spec §6-§7."""
+built from the catalog), plus the hand-written protocol cases of docs/protocol.md §6-§7."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SCHD packages, Set-only messages, deletion and codeshares (spec §8, design notes)."""
+"""SCHD packages, Set-only messages, deletion and codeshares (docs/protocol.md §8, design notes)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Model-based test: random histories through ``service.process_message`` on the memory
-store, checking the seed §7 invariants after every step.
+store, checking the store's invariants after every step.
 
 Invariants: versions are monotonic and move by exactly one per changed flight; a set
 OPERATION_DAY never changes, and a stored SODT always derives the stored OPERATION_DAY;

@@ -1,7 +1,7 @@
 """Acceptance: the whole SIS corpus through a real MariaDB cminmsgs and a real PostgreSQL
 store; every row ends with its expected terminal status backfilled.
 
-Expectations per file (spec §3, §4, §10):
+Expectations per file (docs/protocol.md §3, §4, §10):
 - the 23 reference-data types and SCHS: IGNORED;
 - SCHD and FLOP: SUCCEEDED, except the rows in ``EXCEPTIONS`` below.
 """

@@ -1,7 +1,7 @@
 """``decode``: raw SIS XML -> a ``Message`` (or ``ProtocolError`` naming the element).
 
-Dispatch is by META/TYPE (spec §3): SCHD, FLOP, SCHS, the 23 reference-data types, and our
-own requests RQFD/RQRD. Anything else is a protocol error at ``/MSG/META/TYPE``.
+Dispatch is by META/TYPE (docs/protocol.md §3): SCHD, FLOP, SCHS, the 23 reference-data
+types, and our own requests RQFD/RQRD. Anything else is a protocol error at ``/MSG/META/TYPE``.
 """
 
 from __future__ import annotations

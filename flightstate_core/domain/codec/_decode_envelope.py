@@ -1,4 +1,4 @@
-"""The MSG root and its META block (spec §1)."""
+"""The MSG root and its META block (docs/protocol.md §1)."""
 
 from __future__ import annotations
 

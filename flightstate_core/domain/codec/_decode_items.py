@@ -1,6 +1,6 @@
 """Decoding of repeated elements: collections, documents (SRVT/VIPF/MAFL), PSHT/TIPT.
 
-Rules (docs/design.md "Value semantics", spec §6):
+Rules (docs/design.md "Value semantics", docs/protocol.md §6):
 
 1. Every element is one item, in message order, ``ordinal`` from 1; nothing is merged,
    de-duplicated or dropped. ``seq`` is the seq attribute exactly as sent (None if absent).

@@ -1,6 +1,6 @@
 """Decoding of one flight record: a schedule FLTR or a FLOP block.
 
-Rules (docs/design.md "Value semantics", spec §4-§7), applied in one pass over the
+Rules (docs/design.md "Value semantics", docs/protocol.md §4-§7), applied in one pass over the
 record's children:
 
 1. FLID exactly once, with non-blank text. A scalar element at most once: absent is

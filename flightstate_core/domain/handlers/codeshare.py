@@ -1,4 +1,4 @@
-"""Codeshare rules (docs/design.md "Codeshares", spec §8).
+"""Codeshare rules (docs/design.md "Codeshares", docs/protocol.md §8).
 
 A codeshare is an ACTIVE flight whose MAID names another FLID (its master). The master's
 MAFL document lists its ACTIVE codeshares as ``{FLID, CSOP, CSFT}``; the core keeps it:

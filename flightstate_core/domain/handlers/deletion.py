@@ -1,4 +1,4 @@
-"""Deletion: FLOP/FDEL and SCHD DEL (spec §8, seed §3.3).
+"""Deletion: FLOP/FDEL and SCHD DEL (docs/protocol.md §8).
 
 ACTIVE -> DELETED once: the details are kept, the version moves once, the events are a
 tombstone and a DELETED notification. A repeated delete or an unknown FLID succeeds with

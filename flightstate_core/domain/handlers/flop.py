@@ -1,4 +1,4 @@
-"""FLOP: one dynamic update per block (spec §7, seed §3.2).
+"""FLOP: one dynamic update per block (docs/protocol.md §7).
 
 Each block is checked against ``rules.FLOP_RULES[styp]`` (rule R4): it carries only the
 keys of its subtype (plus FFID) and at least one of them, else ProtocolError. FDEL

@@ -1,4 +1,4 @@
-"""SCHD DNLD/RESP: the daily schedule package (spec §8, seed §3.1).
+"""SCHD DNLD/RESP: the daily schedule package (docs/protocol.md §8).
 
 The whole package is validated before anything is applied: every FLTR has a FLID, no
 FLID twice, RECS matches, every SODT parses, and no record would move a flight whose

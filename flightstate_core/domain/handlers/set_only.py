@@ -1,4 +1,4 @@
-"""SCHD ADFT/ADD/UPD: add or update flights, Set-only (spec §8, seed §3.3).
+"""SCHD ADFT/ADD/UPD: add or update flights, Set-only (docs/protocol.md §8).
 
 Present values update; absent or empty never clear (rule SET_ONLY); a carried collection
 sets the items it carries, matched by seq, and keeps every other item. OPERATION_DAY

@@ -4,8 +4,8 @@ Why strict: the read-after-write of a saved state must equal that state exactly 
 F5), so a state that the tables cannot hold losslessly (an unknown code, children out of
 catalog order, ordinals that are not 1..n, an empty collection or document, a document item
 holding a code twice) is refused with ``PermanentError`` instead of being silently
-reshaped (review F1/F2). Column widths are the store's own business (Oracle's VARCHAR2 byte
-limits are checked by its row builder).
+reshaped (docs/design.md, "One write plan, two thin writers"). Column widths are the
+store's own business (Oracle's VARCHAR2 byte limits are checked by its row builder).
 
 Cheap on the hot path: what the store already holds was checked when it was stored (or
 read back from the tables), so only the collections and documents a message changed are
