@@ -79,7 +79,7 @@ class ProcRecord:
     backfill_status: str = "PENDING"  # PENDING / DONE
     backfill_at: datetime | None = None
     backfill_attempts: int = 0
-    dttm: datetime | None = None  # the message's DTTM, for the duplicate window
+    dttm: datetime | None = None  # the message's DTTM: part of what makes a re-send a duplicate
     late: bool = False  # applied after the pump had gone past its id (PROC_STATE.LATE)
 
 
