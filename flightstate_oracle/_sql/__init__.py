@@ -36,6 +36,7 @@ from flightstate_oracle._sql.events import *  # noqa: F403
 from flightstate_oracle._sql.flights import *  # noqa: F403
 from flightstate_oracle._sql.lifecycle import *  # noqa: F403
 from flightstate_oracle._sql.lock import *  # noqa: F403
+from flightstate_oracle._sql.migration import *  # noqa: F403
 from flightstate_oracle._sql.operator import *  # noqa: F403
 from flightstate_oracle._sql.proc import *  # noqa: F403
 from flightstate_oracle._sql.registry import *  # noqa: F403
