@@ -184,6 +184,8 @@ class Recorder:
     charset: str = "AL32UTF8"
     answers: dict[str, Answer] = field(factory=dict)
     fail_after: int | None = None
+    #: text prefix -> the ORA- message the server answers it with (e.g. ORA-01031)
+    refusals: dict[str, str] = field(factory=dict)
     calls: list[Call] = field(factory=list)
     sessions: list[RecordingConnection] = field(factory=list)
     changes: int = 0
@@ -212,6 +214,9 @@ class Recorder:
                 _raise(f"ORA-01036: illegal variable name/number ({sorted(binds)} vs {sorted(named)})")
         if not set(sizes) <= named:
             _raise(f"ORA-01036: input sizes {sorted(set(sizes) - named)} not in the text")
+        for prefix, message in self.refusals.items():
+            if text.startswith(prefix):
+                _raise(message)
         if _CHANGES.match(text):
             if self.fail_after is not None and self.changes >= self.fail_after:
                 raise oracle_error("ORA-03113: end-of-file on communication channel",
