@@ -149,7 +149,7 @@ def _adopt_yoyo(conn: oracledb.Connection, known: Iterable[str]) -> None:
         return
     wanted = set(known)
     for row in query(conn, sql.YOYO_RECORDS):
-        recorded = str(row["MIGRATION_ID"])
+        recorded = str(row["YOYO_ID"])
         new_id = RENAMED.get(recorded, recorded)
         if new_id in wanted:
             run(conn, sql.MIGRATION_RECORD, {"NAME": new_id})

@@ -38,6 +38,7 @@ from flightstate_oracle._sql.lifecycle import *  # noqa: F403
 from flightstate_oracle._sql.lock import *  # noqa: F403
 from flightstate_oracle._sql.migration import *  # noqa: F403
 from flightstate_oracle._sql.operator import *  # noqa: F403
+from flightstate_oracle._sql.preflight import *  # noqa: F403
 from flightstate_oracle._sql.proc import *  # noqa: F403
 from flightstate_oracle._sql.registry import *  # noqa: F403
 from flightstate_oracle._sql.requests import *  # noqa: F403

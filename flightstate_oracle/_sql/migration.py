@@ -84,5 +84,5 @@ MIGRATION_UNRECORD: Final = register(
 #: yoyo's record of applied ids (its table and columns are quoted lower-case names, and are
 #: only ever written quoted): read once to adopt a schema yoyo migrated.
 YOYO_RECORDS: Final = register(
-    "yoyo_records", f'SELECT "migration_id" AS MIGRATION_ID FROM "{YOYO_TABLE}"'
+    "yoyo_records", f'SELECT "migration_id" AS YOYO_ID FROM "{YOYO_TABLE}"'
 )

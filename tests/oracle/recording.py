@@ -30,6 +30,7 @@ from sqlglot.tokens import TokenType  # type: ignore[attr-defined]
 
 from flightstate_oracle import _sql as sql
 from flightstate_oracle._steps import ObjectKind, StepFormatError, check_for
+from flightstate_oracle.session import parse_oracle_url, pool_options
 
 __all__ = ["Call", "Recorder", "Schema", "bind_names", "oracle_error"]
 
@@ -247,7 +248,7 @@ class Recorder:
             rows = sorted(r for r in self.schema.recorded if r != binds["LOCK_ROW"])
             return ["MIGRATION_NAME"], [(r,) for r in rows], len(rows)
         if name == "yoyo_records":
-            return ["MIGRATION_ID"], [(r,) for r in self.schema.yoyo_ids], len(self.schema.yoyo_ids)
+            return ["YOYO_ID"], [(r,) for r in self.schema.yoyo_ids], len(self.schema.yoyo_ids)
         if name == "health_probe":
             return ["ANSWER"], [(1,)], 1
         self.schema.apply(text)
@@ -333,15 +334,23 @@ class RecordingConnection:
         """A pooled connection goes back to the pool."""
 
 
-class RecordingPool:
-    """``oracledb.ConnectionPool``: every ``acquire`` a session of the recorder."""
+class RecordingPool(oracledb.ConnectionPool):
+    """``oracledb.ConnectionPool`` (a subclass, so ``OracleStore`` takes it as a lent pool):
+    every ``acquire`` a new session of the recorder, set up by the session callback that
+    ``session.pool_options`` gives the driver's pool (which is never created)."""
 
-    def __init__(self, recorder: Recorder) -> None:
-        self.recorder = recorder
+    def __init__(self, recorder: Recorder, url: str = "oracle://fs:secret@db:1521/AODB") -> None:
+        self.recorder = recorder  # no super().__init__: no driver pool
+        self._setup = pool_options(parse_oracle_url(url))["session_callback"]
 
-    @contextmanager
+    @contextmanager  # type: ignore[override]
     def acquire(self) -> Iterator[RecordingConnection]:
-        yield self.recorder.connect()
+        connection = self.recorder.connect()
+        self._setup(connection, None)
+        yield connection
 
     def close(self, force: bool = False) -> None:
         del force
+
+    def __del__(self) -> None:
+        """No driver pool to release."""

@@ -24,7 +24,7 @@ from flightstate_oracle._steps import load_migrations
 
 PACKAGE = Path(flightstate_oracle.__file__).parent
 #: Statements sqlglot's Oracle dialect can only keep as an opaque Command (still parsed).
-COMMANDS = {"session_setup"}
+COMMANDS = {"session_setup", "kill_session"}
 
 
 def migration_statements() -> list[tuple[str, str]]:
@@ -109,9 +109,12 @@ def test_passes_11g_lint(name: str, text: str) -> None:
 
 
 def _sql_attribute(node: ast.expr) -> bool:
-    """``sql.X`` or ``sql.X[...]``: a registered statement."""
+    """``sql.X``, ``sql.X[...]`` or ``sql.x(...)``: a registered statement (or one made by
+    a function of the registry from integers, ``sql.kill_session``)."""
     if isinstance(node, ast.Subscript):
         node = node.value
+    if isinstance(node, ast.Call):
+        node = node.func
     return (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
