@@ -105,11 +105,12 @@ def missing_grants(conn: oracledb.Connection) -> list[str]:
                for r in query(conn, sql.GRANTED_OBJECT_PRIVILEGES)}  # fmt: skip
     missing = []
     for grant in required_grants(backend_statements()):
-        if grant.on is None and grant.privilege not in system:
-            missing.append(str(grant))
-        elif grant.on is not None and (grant.on, grant.privilege) not in objects and (
-            _ANY_DICTIONARY not in system
-        ):
+        held = (
+            grant.privilege in system
+            if grant.on is None
+            else (grant.on, grant.privilege) in objects or _ANY_DICTIONARY in system
+        )
+        if not held:
             missing.append(str(grant))
     quota = query(conn, sql.TABLESPACE_QUOTA)
     if int(str(quota[0]["N"])) == 0 and "UNLIMITED TABLESPACE" not in system:

@@ -109,8 +109,9 @@ def _done(conn: oracledb.Connection, check: Check) -> bool:
     return check.kind is not ObjectKind.DATA and _exists(conn, check) == check.present
 
 
-def _run_step(conn: oracledb.Connection, migration: str, step: Step, text: str | None,
-              check: Check | None, direction: str) -> None:  # fmt: skip
+def _run_step(conn: oracledb.Connection, migration: str, step: Step, *, undo: bool) -> None:
+    text, check = (step.undo, step.undo_check) if undo else (step.apply, step.apply_check)
+    direction = "undo" if undo else "apply"
     if text is None or check is None or _done(conn, check):
         return
     log.info("%s %s step %d", direction, migration, step.number)
@@ -120,14 +121,14 @@ def _run_step(conn: oracledb.Connection, migration: str, step: Step, text: str |
 
 def _apply(conn: oracledb.Connection, migration: Migration) -> None:
     for step in migration.steps:
-        _run_step(conn, migration.id, step, step.apply, step.apply_check, "apply")
+        _run_step(conn, migration.id, step, undo=False)
     run(conn, sql.MIGRATION_RECORD, {"NAME": migration.id})
     conn.commit()
 
 
 def _undo(conn: oracledb.Connection, migration: Migration) -> None:
     for step in reversed(migration.steps):
-        _run_step(conn, migration.id, step, step.undo, step.undo_check, "undo")
+        _run_step(conn, migration.id, step, undo=True)
     run(conn, sql.MIGRATION_UNRECORD, {"NAME": migration.id})
     conn.commit()
 

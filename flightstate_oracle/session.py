@@ -106,8 +106,7 @@ class OracleSettings:
                 f"{sql.LOCK_WAIT_SECONDS} s FOR UPDATE WAIT (ORA-30006 must come first)"
             )
         if self.client_identifier is not None and (
-            not self.client_identifier
-            or len(self.client_identifier.encode()) > CLIENT_ID_BYTES
+            not self.client_identifier or len(self.client_identifier.encode()) > CLIENT_ID_BYTES
         ):
             raise ConfigError(f"oracle client_identifier: 1..{CLIENT_ID_BYTES} bytes")
 
@@ -188,7 +187,7 @@ def create_pool(settings: OracleSettings, lib_dir: str | None = None) -> oracled
     """A thick-mode connection pool; every new session runs ``prepare_session``."""
     init_thick_mode(lib_dir)
     with translated():
-        return oracledb.create_pool(**pool_options(settings))  # type: ignore[arg-type]
+        return oracledb.create_pool(**pool_options(settings))
 
 
 def connect(settings: OracleSettings, lib_dir: str | None = None) -> oracledb.Connection:

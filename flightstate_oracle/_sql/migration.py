@@ -1,3 +1,4 @@
+# ruff: noqa: S608 - SQL is assembled from this module's constant names; every value is bound
 """The migration runner's own statements: data-dictionary look-ups, its bookkeeping table,
 the lock that keeps two runners apart, and the read of yoyo's records (renamed ids).
 
@@ -16,10 +17,10 @@ __all__ = [
     "BOOKKEEPING_TABLE",
     "DICTIONARY_LOOKUP",
     "LOCK_ROW",
+    "MIGRATIONS_RECORDED",
     "MIGRATION_LOCK",
     "MIGRATION_RECORD",
     "MIGRATION_UNRECORD",
-    "MIGRATIONS_RECORDED",
     "YOYO_RECORDS",
     "YOYO_TABLE",
 ]

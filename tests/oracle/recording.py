@@ -204,15 +204,16 @@ class Recorder:
         """The registry name of each recorded call (None: not a registered statement)."""
         return [BY_TEXT.get(call.text) for call in self.calls]
 
-    def execute(self, session: int, text: str, rows: list[Mapping[str, Any]],
-                sizes: tuple[str, ...]) -> tuple[list[str], list[tuple[Any, ...]], int]:  # fmt: skip
+    def execute(
+        self, session: int, text: str, rows: list[Mapping[str, Any]], sizes: tuple[str, ...]
+    ) -> tuple[list[str], list[tuple[Any, ...]], int]:
         self.calls.append(Call(text, tuple(dict(r) for r in rows), sizes, session))
         if text.rstrip().endswith(";"):
             _raise("ORA-00911: invalid character")
         named = bind_names(text)
         for binds in rows:
             if {k.upper() for k in binds} != named:
-                _raise(f"ORA-01036: illegal variable name/number ({sorted(binds)} vs {sorted(named)})")
+                _raise(f"ORA-01036: illegal variable name/number: {sorted(binds)}, {sorted(named)}")
         if not set(sizes) <= named:
             _raise(f"ORA-01036: input sizes {sorted(set(sizes) - named)} not in the text")
         for prefix, message in self.refusals.items():
@@ -225,8 +226,9 @@ class Recorder:
             self.changes += 1
         return self._answer(text, rows[0] if rows else {})
 
-    def _answer(self, text: str, binds: Mapping[str, Any]
-                ) -> tuple[list[str], list[tuple[Any, ...]], int]:  # fmt: skip
+    def _answer(  # noqa: PLR0911 - one answer per statement kind the runner reads
+        self, text: str, binds: Mapping[str, Any]
+    ) -> tuple[list[str], list[tuple[Any, ...]], int]:
         name = BY_TEXT.get(text)
         if name in self.answers:
             columns, found = self.answers[name](binds)
@@ -248,7 +250,8 @@ class Recorder:
             rows = sorted(r for r in self.schema.recorded if r != binds["LOCK_ROW"])
             return ["MIGRATION_NAME"], [(r,) for r in rows], len(rows)
         if name == "yoyo_records":
-            return ["YOYO_ID"], [(r,) for r in self.schema.yoyo_ids], len(self.schema.yoyo_ids)
+            ids = self.schema.yoyo_ids
+            return ["YOYO_ID"], [(r,) for r in ids], len(ids)
         if name == "health_probe":
             return ["ANSWER"], [(1,)], 1
         self.schema.apply(text)

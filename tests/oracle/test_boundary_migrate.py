@@ -10,8 +10,8 @@ import pytest
 
 from flightstate_core.domain.errors import ConfigError, FlightstateError
 from flightstate_oracle import _sql as sql
-from flightstate_oracle._steps import load_migrations
 from flightstate_oracle import session
+from flightstate_oracle._steps import load_migrations
 from flightstate_oracle.migrate import RENAMED, applied_on, migrate, migrate_on, rollback_on
 from tests.oracle.boundary import boundary_problems, quoting_conflicts
 from tests.oracle.recording import Recorder
@@ -28,12 +28,14 @@ def _migrated() -> Recorder:
 def test_empty_to_all_to_none_to_all() -> None:
     recorder = _migrated()
     full = recorder.schema.objects()
-    assert "INBOX_GAP" in recorder.schema.tables and "FLIGHT_SCHD_DISPLAY" in recorder.schema.views
+    assert "INBOX_GAP" in recorder.schema.tables
+    assert "FLIGHT_SCHD_DISPLAY" in recorder.schema.views
     assert applied_on(recorder.connect) == IDS
     assert rollback_on(recorder.connect) == IDS[::-1]
     assert set(recorder.schema.tables) == {sql.BOOKKEEPING_TABLE}
     assert not (recorder.schema.indexes.keys() - {"SCHEMA_MIGRATION_PK"})
-    assert not recorder.schema.sequences and not recorder.schema.views
+    assert not recorder.schema.sequences
+    assert not recorder.schema.views
     assert applied_on(recorder.connect) == []
     assert migrate_on(recorder.connect) == IDS
     assert recorder.schema.objects() == full
@@ -58,8 +60,12 @@ def test_no_yoyo_bookkeeping_reaches_the_driver() -> None:
     recorder = _migrated()
     texts = recorder.texts()
     assert not [t for t in texts if '"id"' in t or '"ctime"' in t or "_yoyo_version" in t]
-    assert quoting_conflicts(['CREATE TABLE "_yoyo_migration" (id VARCHAR(191))',
-                              'SELECT "id", "ctime" FROM "_yoyo_migration"']) == {"id"}
+    assert quoting_conflicts(
+        [
+            'CREATE TABLE "_yoyo_migration" (id VARCHAR(191))',
+            'SELECT "id", "ctime" FROM "_yoyo_migration"',
+        ]
+    ) == {"id"}
 
 
 def test_a_trailing_semicolon_is_refused_like_the_driver() -> None:
@@ -73,7 +79,8 @@ def test_the_lock_is_held_on_another_session_than_the_ddl() -> None:
     recorder = _migrated()
     locks = [c for c in recorder.calls if c.text == sql.MIGRATION_LOCK.text]
     ddl = [c for c in recorder.calls if c.text.startswith("CREATE TABLE FLIGHT_SCHD ")]
-    assert len(locks) == 1 and len(ddl) == 1
+    assert len(locks) == 1
+    assert len(ddl) == 1
     assert locks[0].session != ddl[0].session  # DDL commits would release a lock it held
 
 
@@ -133,7 +140,8 @@ def test_a_database_not_in_al32utf8_is_refused_before_anything_is_created() -> N
     recorder = Recorder(charset="ZHS16GBK")
     with pytest.raises(ConfigError) as caught:
         migrate_on(recorder.connect)
-    assert "ZHS16GBK" in str(caught.value) and "AL32UTF8" in str(caught.value)
+    assert "ZHS16GBK" in str(caught.value)
+    assert "AL32UTF8" in str(caught.value)
     assert "\n" not in str(caught.value)
     assert not [t for t in recorder.texts() if t.startswith(("CREATE", "ALTER", "INSERT"))]
 

@@ -14,6 +14,7 @@ import pytest
 
 from flightstate_core.domain.outbox import ParkedEvent
 from flightstate_oracle import _sql as sql
+from flightstate_oracle import session
 from flightstate_oracle._db import query, run_many
 from flightstate_oracle.lease import OracleLeaderLease
 from flightstate_oracle.migrate import migrate_on
@@ -47,27 +48,35 @@ def drive_code_paths(recorder: Recorder) -> None:
     store = OracleStore(pool, CONFIG)
     assert store.check_database() == "11.2.0.4.0"
     assert store.ping()
-    assert store.get_flights(["F1"]) == {} and list(store.iter_flights()) == []
-    assert store.pending_backfills(5) == [] and store.inbox_cursor() is None
+    assert store.get_flights(["F1"]) == {}
+    assert list(store.iter_flights()) == []
+    assert store.pending_backfills(5) == []
+    assert store.inbox_cursor() is None
     store.mark_backfilled([1, 2], NOW)
     store.record_backfill_failure([1], "AODB refused")
-    assert store.inbox_gaps() == [] and store.gap_counters() == (0, 0)
+    assert store.inbox_gaps() == []
+    assert store.gap_counters() == (0, 0)
     assert store.abandon_gaps(NOW, None) == []
     with store.transaction() as tx:
         tx.lock_pipeline(3)
         with tx.savepoint():
-            assert tx.get_proc(1) is None and tx.get_procs([1, 2]) == set()
+            assert tx.get_proc(1) is None
+            assert tx.get_procs([1, 2]) == set()
         assert tx.find_duplicate("S|T|U|1", "ab", NOW) is None
         assert tx.find_duplicates([("S|T|U|1", "ab")]) == {}
-        assert tx.load_flights(["F1"]) == {} and tx.load_codeshares(["F1"]) == {}
+        assert tx.load_flights(["F1"]) == {}
+        assert tx.load_codeshares(["F1"]) == {}
         assert tx.version_floors(["F1"]) == {}
     outbox = OracleOutbox(pool)
-    assert outbox.watermark() == 5 and outbox.fetch_undelivered(10) == []
+    assert outbox.watermark() == 5
+    assert outbox.fetch_undelivered(10) == []
     outbox.advance(6, NOW)
     outbox.mark_dispatched([6], NOW)
-    assert outbox.purge_dispatched(NOW, 100) == 0 and outbox.backlog().count == 2
+    assert outbox.purge_dispatched(NOW, 100) == 0
+    assert outbox.backlog().count == 2
     outbox.park([ParkedEvent(7, "F1", "schd", 2, 9000, "too large", NOW)], NOW)
-    assert outbox.parked(10) == [] and outbox.parked_count() == 0
+    assert outbox.parked(10) == []
+    assert outbox.parked_count() == 0
     outbox.resolve_parked([("F1", 8)], NOW)
     lease = OracleLeaderLease(pool, instance="0123456789ab")
     assert lease.status() is None
@@ -78,7 +87,7 @@ def drive_code_paths(recorder: Recorder) -> None:
 
 
 def _generic_binds(text: str) -> dict[str, object]:
-    return {name: None for name in bind_names(text)}
+    return dict.fromkeys(bind_names(text))
 
 
 def execute_every_registered(recorder: Recorder) -> None:
@@ -118,9 +127,21 @@ def test_the_code_paths_reach_the_store_lease_outbox_and_operator_statements(
     recorded: Recorder,
 ) -> None:
     driven = DRIVEN
-    assert recorded.calls and {"session_setup", "lock_select", "proc_ids", "proc_duplicates", "watermark_advance",
-            "parked_insert", "lease_acquire", "lease_release", "events_of_flight",
-            "page_first", "health_probe", "flight_select"} <= driven  # fmt: skip
+    assert recorded.calls
+    assert {
+        "session_setup",
+        "lock_select",
+        "proc_ids",
+        "proc_duplicates",
+        "watermark_advance",
+        "parked_insert",
+        "lease_acquire",
+        "lease_release",
+        "events_of_flight",
+        "page_first",
+        "health_probe",
+        "flight_select",
+    } <= driven
     assert len(driven) > 40
 
 
@@ -138,12 +159,11 @@ def test_binds_and_input_sizes_match_the_text(recorded: Recorder) -> None:
 def test_sessions_carry_module_client_identifier_and_call_timeout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flightstate_oracle import session
-
     options = session.pool_options(session.parse_oracle_url("oracle://u:p@h:1521/S"))
     assert options["stmtcachesize"] == session.statement_cache_size() >= len(sql.REGISTRY)
     recorder = Recorder()
     conn = recorder.connect()
     options["session_callback"](conn, None)  # type: ignore[operator]
     assert (conn.module, conn.call_timeout) == ("flightstate", 45_000)
-    assert conn.client_identifier and recorder.texts() == [sql.SESSION_SETUP.text]
+    assert conn.client_identifier
+    assert recorder.texts() == [sql.SESSION_SETUP.text]

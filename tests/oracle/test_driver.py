@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import oracledb
@@ -86,7 +87,7 @@ def test_the_migrations_load_in_order_with_their_dependencies() -> None:
     ]
     depends = {m.id: list(m.depends) for m in migrations}
     assert depends["0001_core"] == []
-    for earlier, later in zip(migrations, migrations[1:], strict=False):
+    for earlier, later in itertools.pairwise(migrations):
         assert depends[later.id] == [earlier.id]
     texts = [t for m in migrations for s in m.steps for t in (s.apply, s.undo) if t]
     assert not [t for t in texts if t.rstrip().endswith(";")]

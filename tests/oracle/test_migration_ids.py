@@ -63,7 +63,8 @@ _INVERSE = {
 def test_each_step_is_paired_with_its_exact_undo(migration: str, step: object) -> None:
     apply, undo = step.apply_check, step.undo_check  # type: ignore[attr-defined]
     if apply is None or apply.kind is ObjectKind.DATA or undo is None:
-        assert undo is not None and undo.kind is ObjectKind.DATA, migration  # data only
+        assert undo is not None, migration
+        assert undo.kind is ObjectKind.DATA, migration  # a data step only
         return
     assert (undo.kind, undo.name, undo.present) == (apply.kind, apply.name, not apply.present)
     if apply.kind is ObjectKind.COLUMN:

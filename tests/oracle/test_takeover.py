@@ -109,7 +109,8 @@ def test_a_live_lease_is_never_queued_for_nor_ended() -> None:
     recorder = _standby([FROZEN], live=True)
     lease = OracleLeaderLease(RecordingPool(recorder))  # type: ignore[arg-type]
     assert lease.try_acquire("pump", 30) is None
-    assert "lock_select" not in recorder.names() and _kills(recorder) == []
+    assert "lock_select" not in recorder.names()
+    assert _kills(recorder) == []
 
 
 def test_without_the_grant_a_warning_names_it_and_the_wait_stays_transient(
@@ -120,7 +121,8 @@ def test_without_the_grant_a_warning_names_it_and_the_wait_stays_transient(
     lease = OracleLeaderLease(RecordingPool(recorder))  # type: ignore[arg-type]
     with pytest.raises(TransientError, match="ORA-30006"):
         lease.try_acquire("pump", 30)
-    assert "ALTER SYSTEM" in caplog.text and "V_$SESSION" in caplog.text
+    assert "ALTER SYSTEM" in caplog.text
+    assert "V_$SESSION" in caplog.text
 
 
 def test_kill_session_formats_integers_only() -> None:
