@@ -8,6 +8,7 @@ must then pass the 11g rules, with no trailing ``;`` and no quoting conflict."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,3 +168,18 @@ def test_sessions_carry_module_client_identifier_and_call_timeout(
     assert (conn.module, conn.call_timeout) == ("flightstate", 45_000)
     assert conn.client_identifier
     assert recorder.texts() == [sql.SESSION_SETUP.text]
+
+
+def test_the_client_requirement_is_stated_where_a_site_installs() -> None:
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "flightstate_oracle" / "README.md").read_text(encoding="utf-8")
+    assert "Oracle Client 19" in readme
+    assert "connects to Oracle Database 11.2" in readme
+    lines = (root / "pyproject.toml").read_text(encoding="utf-8").splitlines()
+    extra = next(i for i, line in enumerate(lines) if line.startswith("oracle = ["))
+    comment = []
+    for line in reversed(lines[:extra]):
+        if not line.startswith("#"):
+            break
+        comment.append(line)
+    assert "Instant Client 19" in " ".join(comment)
