@@ -152,3 +152,11 @@ def test_an_unknown_target_is_a_config_error() -> None:
     recorder = Recorder()
     assert migrate_on(recorder.connect, "0002_history_display") == IDS[:2]
     assert rollback_on(recorder.connect, "0001_core") == ["0002_history_display"]
+
+
+def test_left_overs_of_a_failed_yoyo_run_are_ignored() -> None:
+    recorder = Recorder()
+    recorder.schema.tables["_yoyo_migration"] = {"ID", "CTIME"}  # yoyo's v1 shape
+    recorder.schema.tables["_yoyo_version"] = {"version", "installed_at_utc"}
+    assert migrate_on(recorder.connect) == IDS
+    assert sql.YOYO_RECORDS.text not in recorder.texts()

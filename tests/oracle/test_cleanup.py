@@ -28,7 +28,8 @@ def _apply_texts() -> list[str]:
 def test_every_created_table_is_emptied_or_reset() -> None:
     touched = {_table(text) for text in CLEAN}
     assert touched == set(created_tables())
-    assert "INBOX_GAP" in touched and "OUTBOX_PARKED" in touched
+    assert "INBOX_GAP" in touched
+    assert "OUTBOX_PARKED" in touched
     assert "SCHEMA_MIGRATION" not in touched  # the runner's own table stays
 
 
