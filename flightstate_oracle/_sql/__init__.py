@@ -3,8 +3,9 @@
 Call sites write ``sql.X`` (``from flightstate_oracle import _sql as sql``); the statements
 live in one module per noun (``session``, ``lock``, ``proc``, ``flights``, ``events``,
 ``cursor``, ``lifecycle``, ``requests``, ``operator``, ``migration``, ``preflight``), all
-registered in ``registry.REGISTRY`` when this package is imported, so the 11g lint and the sqlglot parse
-test (``tests/oracle/test_statements.py``) see every one.
+registered in ``registry.REGISTRY`` when this package is imported, so the 11g lint, the
+sqlglot parse test (``tests/oracle/test_statements.py``) and the recorded run
+(``tests/oracle/test_boundary_statements.py``) see every one.
 
 11g rules followed: MERGE instead of upsert syntax, sequences ``.NEXTVAL`` in INSERT (no
 IDENTITY, no sequence defaults), ROWNUM over an ordered subquery instead of FETCH FIRST,
