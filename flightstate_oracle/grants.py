@@ -27,6 +27,7 @@ from flightstate_oracle._db import query
 from flightstate_oracle._errors import translated
 from flightstate_oracle._steps import load_migrations
 from flightstate_oracle.migrate import check_charset
+from flightstate_oracle.session import connect, parse_oracle_url
 
 __all__ = [
     "ALWAYS",
@@ -34,6 +35,7 @@ __all__ = [
     "backend_statements",
     "missing_grants",
     "preflight",
+    "preflight_url",
     "render_grants",
     "required_grants",
 ]
@@ -116,6 +118,16 @@ def missing_grants(conn: oracledb.Connection) -> list[str]:
     if int(str(quota[0]["N"])) == 0 and "UNLIMITED TABLESPACE" not in system:
         missing.append("QUOTA on the default tablespace")
     return missing
+
+
+def preflight_url(url: str) -> list[str]:
+    """``preflight`` on one session of the schema of ``url`` (an ``oracle://`` URL)."""
+    with translated():
+        conn = connect(parse_oracle_url(url))
+        try:
+            return preflight(conn)
+        finally:
+            conn.close()
 
 
 def preflight(conn: oracledb.Connection) -> list[str]:

@@ -31,7 +31,7 @@ from typing import Final
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import oracledb
-from attrs import frozen
+from attrs import evolve, frozen
 
 from flightstate_core.domain.errors import ConfigError
 from flightstate_core.engine.lease_identity import SEPARATOR, split_holder
@@ -44,6 +44,7 @@ __all__ = [
     "OracleSettings",
     "connect",
     "create_pool",
+    "for_holder",
     "holder_client_identifier",
     "init_thick_mode",
     "parse_oracle_url",
@@ -73,6 +74,13 @@ def holder_client_identifier(holder: str) -> str:
     suffix = f"{SEPARATOR}{instance}" if instance else ""
     head = str(name).encode()[: CLIENT_ID_BYTES - len(suffix.encode())]
     return head.decode(errors="ignore") + suffix
+
+
+def for_holder(settings: OracleSettings, stored_holder: str) -> OracleSettings:
+    """*settings* whose sessions carry the CLIENT_IDENTIFIER of a lease holder
+    (``lease.stored_holder(name)``): a standby can then end them if this process freezes while
+    it leads (``flightstate_oracle.takeover``). Give the lease and the pool one instance id."""
+    return evolve(settings, client_identifier=holder_client_identifier(stored_holder))
 
 
 def _default_client_identifier() -> str:

@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 
 import flightstate_oracle
+from flightstate_oracle import session
 from flightstate_oracle.grants import (
     Grant,
     backend_statements,
     missing_grants,
     preflight,
+    preflight_url,
     render_grants,
     required_grants,
 )
@@ -102,3 +104,12 @@ def test_the_preflight_names_each_missing_grant_and_the_charset() -> None:
 def test_any_dictionary_and_unlimited_tablespace_cover_their_items() -> None:
     recorder = _granted([*ALL_SYSTEM, "SELECT ANY DICTIONARY", "UNLIMITED TABLESPACE"], [], 0)
     assert missing_grants(recorder.connect()) == []  # type: ignore[arg-type]
+
+
+def test_the_preflight_by_url_runs_on_one_prepared_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = _granted(ALL_SYSTEM, [("V_$SESSION", "SELECT")], 1)
+    monkeypatch.setattr(session, "init_thick_mode", lambda lib_dir=None: None)
+    monkeypatch.setattr(session.oracledb, "connect", lambda **kw: recorder.connect())
+    assert preflight_url("oracle://fs:secret@db:1521/AODB") == []
+    assert [c.module for c in recorder.sessions] == ["flightstate"]
+    assert recorder.sessions[0].closed

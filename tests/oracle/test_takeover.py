@@ -9,10 +9,15 @@ from typing import Any
 
 import pytest
 
-from flightstate_core.domain.errors import TransientError
+from flightstate_core.domain.errors import ConfigError, TransientError
 from flightstate_oracle import _sql as sql
 from flightstate_oracle.lease import OracleLeaderLease
-from flightstate_oracle.session import holder_client_identifier
+from flightstate_oracle.session import (
+    for_holder,
+    holder_client_identifier,
+    parse_oracle_url,
+    pool_options,
+)
 from flightstate_oracle.takeover import SessionRow, sessions_to_end
 from tests.oracle.boundary import boundary_problems
 from tests.oracle.recording import Recorder, RecordingPool, oracle_error
@@ -130,3 +135,21 @@ def test_kill_session_formats_integers_only() -> None:
     for bad in ("1", -1, True, 1.0):
         with pytest.raises(ValueError, match="integers"):
             sql.kill_session(bad, 2)  # type: ignore[arg-type]
+
+
+def test_a_leaders_pool_sessions_carry_its_holders_client_identifier() -> None:
+    settings = parse_oracle_url("oracle://u:p@h:1521/S")
+    lease = OracleLeaderLease(RecordingPool(Recorder()), instance="0123456789ab")  # type: ignore[arg-type]
+    named = for_holder(settings, lease.stored_holder("pump"))
+    assert named.client_identifier == holder_client_identifier("pump#0123456789ab")
+    recorder = Recorder()
+    conn = recorder.connect()
+    pool_options(named)["session_callback"](conn, None)  # type: ignore[operator]
+    assert conn.client_identifier == "pump#0123456789ab"
+
+
+@pytest.mark.parametrize("bad", ["?call_timeout=30000", "?call_timeout=0"])
+def test_a_call_timeout_not_longer_than_the_lock_wait_is_refused(bad: str) -> None:
+    with pytest.raises(ConfigError, match="FOR UPDATE WAIT"):
+        parse_oracle_url("oracle://u:p@h:1521/S" + bad)
+    assert parse_oracle_url("oracle://u:p@h:1521/S?call_timeout=31000").call_timeout_ms == 31000
