@@ -7,9 +7,11 @@ engine's ``BatchTransaction``), ``OracleOutbox`` (dispatch watermark, migration 
 ``store``, ``transaction``, ``outbox``, ``lease``, ``lifecycle`` (``run_cleanup``),
 ``requests`` (``request_schedule``, ``resend_due``, ``match_schedule_response``,
 ``reconcile_responses``, ``request_status``, ``schedule_response_hook``), ``operator``
-(``republish``, ``flight_history``), ``migrate``, ``session`` (opening sessions:
-``OracleSettings``, ``parse_oracle_url``, ``init_thick_mode``, ``create_pool``). Nothing
-connects at import time.
+(``republish``, ``flight_history``), ``migrate`` (re-runnable steps, ``migrate``/``rollback``),
+``session`` (opening sessions: ``OracleSettings``, ``parse_oracle_url``, ``init_thick_mode``,
+``create_pool``, ``connect``; every session sets MODULE, CLIENT_IDENTIFIER and
+``call_timeout``), ``takeover`` (a standby ends a frozen ex-leader's sessions), ``grants``
+(the privileges derived from the statements, ``preflight``). Nothing connects at import time.
 
 Quirks of this backend, and what the code does about them:
 
@@ -22,7 +24,9 @@ Quirks of this backend, and what the code does about them:
 - Identifiers and lengths. Every table, column, constraint, index, sequence and bind name is
   at most 30 bytes and not a reserved word (``_lint`` checks every statement and the
   migrations). VARCHAR2 holds 4000 bytes, declared in BYTE; the database character set must
-  be AL32UTF8 (``OracleStore.check_database``). A text longer than its column is refused
+  be AL32UTF8 (``migrate.check_charset``, run by ``migrate``, ``grants.preflight`` and
+  ``OracleStore.check_database``: anything else is refused in one line, README
+  "Character set"). A text longer than its column is refused
   with ``ValueTooLong`` (a ``PermanentError`` naming TABLE.COLUMN), never truncated; long
   texts (documents SRVT/VIPF/MAFL, MSG_EVENT payload, PROC_STATE reason) are CLOBs, bound
   as CLOBs (``setinputsizes``) so MERGE/INSERT of more than 4000 bytes works.

@@ -22,6 +22,13 @@ Rules (``RULES``):
   ``SERIAL``/``BIGSERIAL``, ``TEXT``/``JSONB``/``BYTEA``, ``ILIKE``).
 - ``O11-SEMICOLON``: a statement passed to the driver must not end with ``;`` (ORA-00911).
 - ``O11-TOKENS``: the text does not tokenize.
+- Whole-statement rules (``_lint_clauses.STATEMENT_RULES``): ``IF [NOT] EXISTS``, SELECT
+  without FROM, ``STANDARD_HASH``/``APPROX_*``/``MATCH_RECOGNIZE``, ``LISTAGG .. ON
+  OVERFLOW``, ``ON CONVERSION ERROR``, ``COLLATE``, ``AS`` before a table alias, ``MERGE ..
+  RETURNING``, ``TRUNCATE .. CASCADE``, reserved words as column names.
+- Rules on column types (``_lint_types.TYPE_RULES``, with a catalog, by default the
+  backend's tables): a LOB compared/sorted/grouped/DISTINCT or in a key or index, TIMESTAMP
+  WITH TIME ZONE in a key, GROUP BY on a select-list alias.
 """
 
 from __future__ import annotations
@@ -33,6 +40,13 @@ from attrs import frozen
 from sqlglot.dialects.oracle import Oracle
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType  # type: ignore[attr-defined]  # re-exported
+
+from flightstate_oracle._lint_clauses import (
+    RESERVED_WORDS,
+    STATEMENT_RULES,
+    WHOLE_STATEMENT_CHECKS,
+)
+from flightstate_oracle._lint_types import TYPE_RULES, Catalog, type_findings
 
 __all__ = ["RESERVED_WORDS", "RULES", "Finding", "LintError", "check", "identifier_problem", "lint"]
 
@@ -51,21 +65,9 @@ RULES: Final = {
     "O11-PG": "PostgreSQL syntax that Oracle does not have",
     "O11-SEMICOLON": "statement ends with ';' (the driver rejects it)",
     "O11-TOKENS": "SQL text does not tokenize",
+    **STATEMENT_RULES,
+    **TYPE_RULES,
 }
-
-#: Oracle 11g reserved words (SQL Reference, "Oracle SQL Reserved Words").
-_RESERVED_TEXT: Final = """
-ACCESS ADD ALL ALTER AND ANY AS ASC AUDIT BETWEEN BY CHAR CHECK CLUSTER COLUMN COMMENT
-COMPRESS CONNECT CREATE CURRENT DATE DECIMAL DEFAULT DELETE DESC DISTINCT DROP ELSE
-EXCLUSIVE EXISTS FILE FLOAT FOR FROM GRANT GROUP HAVING IDENTIFIED IMMEDIATE IN INCREMENT
-INDEX INITIAL INSERT INTEGER INTERSECT INTO IS LEVEL LIKE LOCK LONG MAXEXTENTS MINUS
-MLSLABEL MODE MODIFY NOAUDIT NOCOMPRESS NOT NOWAIT NULL NUMBER OF OFFLINE ON ONLINE OPTION
-OR ORDER PCTFREE PRIOR PRIVILEGES PUBLIC RAW RENAME RESOURCE REVOKE ROW ROWID ROWNUM ROWS
-SELECT SESSION SET SHARE SIZE SMALLINT START SUCCESSFUL SYNONYM SYSDATE TABLE THEN TO
-TRIGGER UID UNION UNIQUE UPDATE USER VALIDATE VALUES VARCHAR VARCHAR2 VIEW WHENEVER WHERE
-WITH
-"""
-RESERVED_WORDS: Final = frozenset(_RESERVED_TEXT.split())
 
 _LENGTH_LIMITS: Final = {
     "VARCHAR2": 4000,
@@ -219,8 +221,9 @@ _CHECKS: Final[tuple[tuple[str, Callable[[Sequence[Token], int], str | None]], .
 )
 
 
-def lint(sql: str) -> list[Finding]:
-    """Every 11g rule violation in one SQL statement (empty list: clean)."""
+def lint(sql: str, catalog: Catalog | None = None) -> list[Finding]:
+    """Every 11g rule violation in one SQL statement (empty list: clean); ``catalog`` gives
+    column types (default: the backend's tables)."""
     findings: list[Finding] = []
     if sql.rstrip().endswith(";"):
         findings.append(Finding("O11-SEMICOLON", "trailing ';'"))
@@ -233,6 +236,11 @@ def lint(sql: str) -> list[Finding]:
             seen = check_at(tokens, i)
             if seen is not None:
                 findings.append(Finding(rule, seen))
+    for whole in WHOLE_STATEMENT_CHECKS:
+        for item in whole(tokens):
+            rule, _, seen = item.partition("\x00")
+            findings.append(Finding(rule, seen))
+    findings += [Finding(rule, seen) for rule, seen in type_findings(sql, catalog)]
     return findings
 
 

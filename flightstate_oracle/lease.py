@@ -11,18 +11,25 @@ Concurrent first acquisitions can both try to INSERT; the loser's ORA-00001 is r
 Bounded waits (11g has no ``lock_timeout``): a standby reads the row first and tries only
 when the lease is free or expired, and then takes the row with ``SELECT .. FOR UPDATE WAIT
 n`` before the MERGE (a MERGE would wait for ever behind a frozen leader's lock); the wait
-ends in ORA-30006, transient.
+ends in ORA-30006, transient. If the lease had expired and that wait still ended in
+ORA-30006, the expired holder is frozen inside its transaction: the standby ends its
+sessions (``flightstate_oracle.takeover``, found by ``sessions_of``) and tries once more.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import oracledb
 
+from flightstate_core.domain.errors import TransientError
 from flightstate_core.engine.lease_identity import instance_holder, new_instance
 from flightstate_oracle import _sql as sql
 from flightstate_oracle._db import merge_many, query, run
 from flightstate_oracle._errors import translated
 from flightstate_oracle._schema import CODE_BYTES
+from flightstate_oracle.session import holder_client_identifier
+from flightstate_oracle.takeover import end_frozen_holder
 
 __all__ = ["OracleLeaderLease"]
 
@@ -38,11 +45,14 @@ class OracleLeaderLease:
         *,
         lock_name: str = "pipeline",
         instance: str | None = None,
+        sessions_of: Callable[[str], str] = holder_client_identifier,
     ) -> None:
-        """*instance*: this process's instance id (default: a new one per lease object)."""
+        """*instance*: this process's instance id (default: a new one per lease object);
+        *sessions_of* maps a lease row's holder to the CLIENT_IDENTIFIER of its sessions."""
         self.instance = instance or new_instance()
         self._pool = pool
         self._name = lock_name
+        self._sessions_of = sessions_of
 
     def stored_holder(self, holder: str) -> str:
         """The lease row's HOLDER when this instance leads as ``holder``."""
@@ -62,15 +72,31 @@ class OracleLeaderLease:
         if found is not None and found[1] not in (None, holder) and found[2]:
             return None  # someone else's live lease: never queue behind its row lock
         params = {"LOCK_NAME": self._name, "HOLDER": holder, "TTL_SECONDS": float(ttl_seconds)}
+        expired = found[1] if found is not None and found[1] not in (None, holder) else None
+        try:
+            return self._acquire(params, locked_first=found is not None)
+        except TransientError as exc:
+            if not (expired and exc.code == "ORA-30006" and self._end_frozen(expired)):
+                raise
+            return self._acquire(params, locked_first=True)  # its sessions are gone
+
+    def _acquire(self, params: dict[str, object], *, locked_first: bool) -> int | None:
         with translated(), self._pool.acquire() as conn:
-            if found is not None:  # 11g DML waits for ever: lock first, FOR UPDATE WAIT n
+            if locked_first:  # 11g DML waits for ever: lock first, FOR UPDATE WAIT n
                 query(conn, sql.LOCK_SELECT, {"LOCK_NAME": self._name})
             merge_many(conn, sql.LEASE_ACQUIRE, [params])
             rows = query(conn, sql.LEASE_STATUS, {"LOCK_NAME": self._name})
             conn.commit()
-        if not rows or rows[0]["HOLDER"] != holder:
+        if not rows or rows[0]["HOLDER"] != params["HOLDER"]:
             return None
         return int(str(rows[0]["EPOCH"]))
+
+    def _end_frozen(self, expired: str) -> bool:
+        """End the expired holder's sessions that may hold the row; whether any were."""
+        with translated(), self._pool.acquire() as conn:
+            ended = end_frozen_holder(conn, self._name, expired, self._sessions_of(expired))
+            conn.rollback()
+        return ended > 0
 
     def release(self, holder: str) -> None:
         """Give the lease up if this instance of ``holder`` has it (the next leader bumps

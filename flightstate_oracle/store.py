@@ -17,7 +17,7 @@ from datetime import datetime
 import oracledb
 
 from flightstate_core.domain.config import CoreConfig
-from flightstate_core.domain.errors import FlightstateError, PermanentError
+from flightstate_core.domain.errors import FlightstateError
 from flightstate_core.domain.records import BackfillIntent, GapRange
 from flightstate_core.domain.state import FlightState
 from flightstate_core.engine.unit_of_work import locked_transaction
@@ -28,13 +28,13 @@ from flightstate_oracle._load import fetch_states
 from flightstate_oracle._presence import to_utc_naive
 from flightstate_oracle._records import intent_from_row, truncate_bytes
 from flightstate_oracle._writes import FaultHook, gap_rows
+from flightstate_oracle.migrate import check_charset
 from flightstate_oracle.session import OracleSettings, create_pool, parse_oracle_url
 from flightstate_oracle.transaction import OracleTransaction
 
 __all__ = ["OracleStore", "Source", "open_pool"]
 
 Source = str | OracleSettings | oracledb.ConnectionPool
-REQUIRED_CHARSET = "AL32UTF8"
 #: Milliseconds the health probe's round trip may take.
 PROBE_TIMEOUT_MS = 2000
 
@@ -88,17 +88,11 @@ class OracleStore:
             yield conn
 
     def check_database(self) -> str:
-        """The server version; ``PermanentError`` unless the character set is AL32UTF8."""
+        """The server version; ``ConfigError`` (one line) unless the database character set
+        is AL32UTF8 (``migrate.check_charset``, README "Character set")."""
         with self._connection() as conn:
-            rows = query(conn, sql.DATABASE_CHARSET)
-            version = str(conn.version)
-        charset = str(rows[0]["VALUE"]) if rows else "?"
-        if charset != REQUIRED_CHARSET:
-            raise PermanentError(
-                f"database character set is {charset}; flightstate needs "
-                f"{REQUIRED_CHARSET} (byte limits are checked in UTF-8)"
-            )
-        return version
+            check_charset(conn)
+            return str(conn.version)
 
     @contextmanager
     def transaction(self) -> Iterator[OracleTransaction]:

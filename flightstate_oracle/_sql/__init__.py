@@ -2,9 +2,10 @@
 
 Call sites write ``sql.X`` (``from flightstate_oracle import _sql as sql``); the statements
 live in one module per noun (``session``, ``lock``, ``proc``, ``flights``, ``events``,
-``cursor``, ``lifecycle``, ``requests``, ``operator``), all registered in
-``registry.REGISTRY`` when this package is imported, so the 11g lint and the sqlglot parse
-test (``tests/oracle/test_statements.py``) see every one.
+``cursor``, ``lifecycle``, ``requests``, ``operator``, ``migration``, ``preflight``), all
+registered in ``registry.REGISTRY`` when this package is imported, so the 11g lint, the
+sqlglot parse test (``tests/oracle/test_statements.py``) and the recorded run
+(``tests/oracle/test_boundary_statements.py``) see every one.
 
 11g rules followed: MERGE instead of upsert syntax, sequences ``.NEXTVAL`` in INSERT (no
 IDENTITY, no sequence defaults), ROWNUM over an ordered subquery instead of FETCH FIRST,
@@ -36,7 +37,9 @@ from flightstate_oracle._sql.events import *  # noqa: F403
 from flightstate_oracle._sql.flights import *  # noqa: F403
 from flightstate_oracle._sql.lifecycle import *  # noqa: F403
 from flightstate_oracle._sql.lock import *  # noqa: F403
+from flightstate_oracle._sql.migration import *  # noqa: F403
 from flightstate_oracle._sql.operator import *  # noqa: F403
+from flightstate_oracle._sql.preflight import *  # noqa: F403
 from flightstate_oracle._sql.proc import *  # noqa: F403
 from flightstate_oracle._sql.registry import *  # noqa: F403
 from flightstate_oracle._sql.requests import *  # noqa: F403

@@ -8,10 +8,20 @@ from typing import Final
 from flightstate_oracle._schema import Bind
 from flightstate_oracle._sql.registry import (
     LOCK_WAIT_SECONDS,
+    Statement,
     register,
 )
 
-__all__ = ["LEASE_ACQUIRE", "LEASE_RELEASE", "LEASE_STATUS", "LOCK_SEED", "LOCK_SELECT"]
+__all__ = [
+    "FROZEN_SESSIONS",
+    "KILL_SESSION",
+    "LEASE_ACQUIRE",
+    "LEASE_RELEASE",
+    "LEASE_STATUS",
+    "LOCK_SEED",
+    "LOCK_SELECT",
+    "kill_session",
+]
 
 LOCK_SELECT: Final = register(
     "lock_select",
@@ -53,3 +63,31 @@ LEASE_RELEASE: Final = register(
     "UPDATE PIPELINE_LOCK SET HOLDER = NULL, LEASE_EXPIRES_AT = SYSTIMESTAMP, "
     "UPDATED_AT = SYSTIMESTAMP WHERE LOCK_NAME = :LOCK_NAME AND HOLDER = :HOLDER",
 )
+
+#: A frozen ex-leader's candidate sessions (``flightstate_oracle.takeover``): sessions of this
+#: schema named by the expired holder's CLIENT_IDENTIFIER, not this one, and only while the
+#: lease is still expired and still theirs (checked in the same statement, a consistent read
+#: that never waits). Needs SELECT on V_$SESSION (README, "Grants").
+FROZEN_SESSIONS: Final = register(
+    "frozen_sessions",
+    """SELECT s.SID, s.SERIAL# AS SERIAL_NO, s.MODULE, s.CLIENT_IDENTIFIER, s.STATUS,
+      CASE WHEN s.TADDR IS NOT NULL THEN 1 ELSE 0 END AS IN_TRANSACTION,
+      s.LAST_CALL_ET AS IDLE_SECONDS
+    FROM V$SESSION s
+    WHERE s.USERNAME = USER AND s.CLIENT_IDENTIFIER = :CLIENT_ID
+      AND s.SID <> SYS_CONTEXT('USERENV', 'SID')
+      AND EXISTS (SELECT 1 FROM PIPELINE_LOCK l WHERE l.LOCK_NAME = :LOCK_NAME
+                  AND l.HOLDER = :EXPIRED AND l.LEASE_EXPIRES_AT <= SYSTIMESTAMP)""",
+)
+#: ALTER SYSTEM takes no binds: the session's two numbers are formatted as integers only
+#: (``kill_session``); this registered text is the statement's shape, for the lint and grants.
+_KILL_SESSION: Final = "ALTER SYSTEM KILL SESSION '{sid},{serial}' IMMEDIATE"
+KILL_SESSION: Final = register("kill_session", _KILL_SESSION.format(sid=0, serial=0))
+
+
+def kill_session(sid: int, serial: int) -> Statement:
+    """``KILL_SESSION`` for one session (SID, SERIAL#): integers only, never text."""
+    for value in (sid, serial):
+        if type(value) is not int or value < 0:
+            raise ValueError(f"session numbers must be non-negative integers: {value!r}")
+    return Statement(KILL_SESSION.name, _KILL_SESSION.format(sid=sid, serial=serial), {})

@@ -16,28 +16,40 @@ import oracledb
 import pytest
 
 from flightstate_oracle import OracleStore, migrate
+from flightstate_oracle._steps import ObjectKind, load_migrations
 from flightstate_oracle.session import CLIENT_DIR_ENV, create_pool, parse_oracle_url
 from tests.lifecycle.helpers import CONFIG
 
 CLIENT_SKIP_REASON = f"{CLIENT_DIR_ENV} not set: Oracle 11g needs thick mode (Oracle Client)"
 
-#: Children before parents; test-only SQL on the dedicated test schema.
-CLEAN = (
-    "DELETE FROM FLIGHT_GATE", "DELETE FROM FLIGHT_CHECKIN", "DELETE FROM FLIGHT_BELT",
-    "DELETE FROM FLIGHT_STAND_PLAN", "DELETE FROM FLIGHT_CHUTE", "DELETE FROM FLIGHT_DELAY",
-    "DELETE FROM FLIGHT_BRIDGE_OP", "DELETE FROM FLIGHT_CHOCK_OP",
-    "DELETE FROM FLIGHT_ROUTE_POINT", "DELETE FROM FLIGHT_SCHD", "DELETE FROM MSG_EVENT",
-    "DELETE FROM OUTBOX_PARKED",
-    "DELETE FROM PROC_STATE", "DELETE FROM INBOX_CURSOR", "DELETE FROM SCHD_SNAP_LOG",
-    "DELETE FROM SCHD_RESPONSE_LOG", "DELETE FROM SCHD_REQUEST",
-    "DELETE FROM FLIGHT_SCHD_HIST", "DELETE FROM FLIGHT_GATE_HIST",
-    "DELETE FROM FLIGHT_CHECKIN_HIST", "DELETE FROM FLIGHT_BELT_HIST",
-    "DELETE FROM FLIGHT_STAND_PLAN_HIST", "DELETE FROM FLIGHT_CHUTE_HIST",
-    "DELETE FROM FLIGHT_DELAY_HIST", "DELETE FROM FLIGHT_BRIDGE_OP_HIST",
-    "DELETE FROM FLIGHT_CHOCK_OP_HIST", "DELETE FROM FLIGHT_ROUTE_POINT_HIST",
-    "UPDATE PIPELINE_LOCK SET EPOCH = 0, HOLDER = NULL, LEASE_EXPIRES_AT = NULL",
-    "UPDATE OUTBOX_WATERMARK SET LAST_EVENT_ID = 0 WHERE OUTBOX_NAME = 'kafka'",
-)  # fmt: skip
+#: Tables a migration seeds with rows (a data step inserts into them): reset, not emptied.
+RESET = {
+    "PIPELINE_LOCK": "UPDATE PIPELINE_LOCK SET EPOCH = 0, HOLDER = NULL, LEASE_EXPIRES_AT = NULL",
+    "OUTBOX_WATERMARK": "UPDATE OUTBOX_WATERMARK SET LAST_EVENT_ID = 0 WHERE OUTBOX_NAME = 'kafka'",
+}
+
+
+def created_tables() -> list[str]:
+    """Every table the migrations create, in creation order (parents before children)."""
+    return [
+        check.name
+        for migration in load_migrations()
+        for step in migration.steps
+        if (check := step.apply_check) is not None
+        and check.kind is ObjectKind.TABLE
+        and check.present
+    ]
+
+
+def cleanup_statements() -> tuple[str, ...]:
+    """Derived from the migrations: every created table emptied, children before parents
+    (reverse creation order), the seeded ones reset; test-only SQL on the test schema."""
+    tables = created_tables()
+    deletes = [f"DELETE FROM {t}" for t in reversed(tables) if t not in RESET]
+    return (*deletes, *(RESET[t] for t in tables if t in RESET))
+
+
+CLEAN = cleanup_statements()
 
 
 @pytest.fixture(scope="session")

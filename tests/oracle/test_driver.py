@@ -1,17 +1,17 @@
-"""Driver-side pure parts: error translation table, URL parsing, yoyo adaptation, thick init."""
+"""Driver-side pure parts: error translation table, URL parsing, migration files, thick init."""
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import oracledb
 import pytest
 from oracledb import errors as ora_errors
-from yoyo import read_migrations
 
 from flightstate_core.domain.errors import ConfigError, PermanentError, TransientError
 from flightstate_oracle._errors import classify, is_unique_violation, translated
-from flightstate_oracle.migrate import MIGRATIONS_DIR, strip_terminator
+from flightstate_oracle._steps import load_migrations
 from flightstate_oracle.session import CLIENT_DIR_ENV, init_thick_mode, parse_oracle_url
 
 
@@ -74,8 +74,8 @@ def test_parse_url() -> None:
             parse_oracle_url(bad)
 
 
-def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
-    migrations = read_migrations(str(MIGRATIONS_DIR))
+def test_the_migrations_load_in_order_with_their_dependencies() -> None:
+    migrations = load_migrations()
     assert [m.id for m in migrations] == [
         "0001_core",
         "0002_history_display",
@@ -85,15 +85,12 @@ def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
         "0008_outbox_parked",
         "0009_provenance",
     ]
-    depends = {m.id: sorted(d.id for d in m.depends) for m in migrations}
-    assert depends["0003_lifecycle_requests"] == ["0002_history_display"]
-    assert depends["0002_history_display"] == ["0001_core"]
-    assert depends["0004_outbox_watermark"] == ["0003_lifecycle_requests"]
-    assert depends["0007_inbox_gaps"] == ["0004_outbox_watermark"]
-    assert depends["0008_outbox_parked"] == ["0007_inbox_gaps"]
-    assert depends["0009_provenance"] == ["0008_outbox_parked"]
-    assert strip_terminator("DROP SEQUENCE S;\n") == "DROP SEQUENCE S"
-    assert strip_terminator("SELECT ';' FROM DUAL") == "SELECT ';' FROM DUAL"
+    depends = {m.id: list(m.depends) for m in migrations}
+    assert depends["0001_core"] == []
+    for earlier, later in itertools.pairwise(migrations):
+        assert depends[later.id] == [earlier.id]
+    texts = [t for m in migrations for s in m.steps for t in (s.apply, s.undo) if t]
+    assert not [t for t in texts if t.rstrip().endswith(";")]
 
 
 @pytest.mark.skipif(bool(os.environ.get(CLIENT_DIR_ENV)), reason="a real client dir is set")

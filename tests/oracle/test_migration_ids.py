@@ -1,22 +1,26 @@
-"""Oracle's renamed migration ids, checked without a server (docs/design.md, "Migrations").
+"""Oracle's migration ids and steps, checked without a server (docs/design.md, "Migrations").
 
-The rename itself (``flightstate_core.support.migrations.adopt_renamed``) runs on real
-PostgreSQL in ``tests/pg/test_migration_ids.py``; here: the old -> new table names exactly
-the files that shipped and the files there are now, every new id is its PostgreSQL twin's,
-and the statement, formatted as yoyo's Oracle backend formats it, parses as Oracle and passes
-the 11g lint.
+The old -> new map names exactly the files that shipped and the files there are now, every
+new id is its PostgreSQL twin's, and every step is paired with its exact undo (the undo of a
+CREATE drops that object, the undo of an ADD drops what it added). Adopting a schema yoyo
+recorded under the old ids runs in ``test_boundary_migrate``.
 """
 
 from __future__ import annotations
 
-import sqlglot
-from sqlglot import exp
-from yoyo import read_migrations
-from yoyo.migrations import default_migration_table, get_migration_hash
+import re
 
-from flightstate_core.support.migrations import RENAME_RECORDED, id_hash, renamed_params
-from flightstate_oracle._lint import lint
-from flightstate_oracle.migrate import MIGRATIONS_DIR, RENAMED
+import pytest
+from yoyo import read_migrations
+
+from flightstate_oracle._steps import (
+    MIGRATIONS_DIR,
+    ObjectKind,
+    StepFormatError,
+    load_migrations,
+    parse_migration,
+)
+from flightstate_oracle.migrate import RENAMED
 from flightstate_pg.migrate import MIGRATIONS_DIR as PG_MIGRATIONS_DIR
 
 #: The ids Oracle's migrations shipped with (file stems before the rename).
@@ -29,52 +33,67 @@ SHIPPED = [
     "0006.outbox_parked",
     "0007.provenance",
 ]
-
-
-def _ids(directory: object) -> list[str]:
-    return [m.id for m in read_migrations(str(directory))]
+STEPS = [(m.id, s) for m in load_migrations() for s in m.steps]
 
 
 def test_every_shipped_id_maps_to_one_file_of_today() -> None:
     assert list(RENAMED) == SHIPPED
-    assert list(RENAMED.values()) == _ids(MIGRATIONS_DIR)
-    on_disk = {path.name.split(".")[0] for path in MIGRATIONS_DIR.glob("*.sql")}
+    assert list(RENAMED.values()) == [m.id for m in load_migrations()]
+    on_disk = {path.name.split(".")[0] for path in MIGRATIONS_DIR.glob("*")}
     assert not on_disk & set(SHIPPED)
+    assert not list(MIGRATIONS_DIR.glob("*.rollback.sql"))  # undo sits beside each step
 
 
 def test_new_ids_are_the_postgresql_twins_ids() -> None:
-    assert set(_ids(MIGRATIONS_DIR)) <= set(_ids(PG_MIGRATIONS_DIR))
+    pg_ids = {m.id for m in read_migrations(str(PG_MIGRATIONS_DIR))}
+    assert {m.id for m in load_migrations()} <= pg_ids
 
 
-def test_each_migration_has_its_rollback_under_the_same_id() -> None:
-    forward = {p.stem for p in MIGRATIONS_DIR.glob("*.sql") if ".rollback." not in p.name}
-    rollback = {p.name.removesuffix(".rollback.sql") for p in MIGRATIONS_DIR.glob("*.rollback.sql")}
-    assert forward == rollback == set(RENAMED.values())
+_INVERSE = {
+    (ObjectKind.TABLE, True): r"DROP TABLE {} CASCADE CONSTRAINTS PURGE",
+    (ObjectKind.INDEX, True): r"DROP INDEX {}",
+    (ObjectKind.SEQUENCE, True): r"DROP SEQUENCE {}",
+    (ObjectKind.VIEW, True): r"DROP VIEW {}",
+    (ObjectKind.CONSTRAINT, True): r"ALTER TABLE \w+ DROP CONSTRAINT {}",
+    (ObjectKind.CONSTRAINT, False): r"ALTER TABLE \w+ ADD CONSTRAINT {} CHECK \(.*\)",
+}
 
 
-def test_depends_name_new_ids_only() -> None:
-    for migration in read_migrations(str(MIGRATIONS_DIR)):
-        assert {d.id for d in migration.depends} <= set(RENAMED.values()), migration.id
+@pytest.mark.parametrize(("migration", "step"), STEPS, ids=[f"{m}#{s.number}" for m, s in STEPS])
+def test_each_step_is_paired_with_its_exact_undo(migration: str, step: object) -> None:
+    apply, undo = step.apply_check, step.undo_check  # type: ignore[attr-defined]
+    if apply is None or apply.kind is ObjectKind.DATA or undo is None:
+        assert undo is not None, migration
+        assert undo.kind is ObjectKind.DATA, migration  # a data step only
+        return
+    assert (undo.kind, undo.name, undo.present) == (apply.kind, apply.name, not apply.present)
+    if apply.kind is ObjectKind.COLUMN:
+        table, column = apply.name.split(".")
+        assert step.undo == f"ALTER TABLE {table} DROP COLUMN {column}"  # type: ignore[attr-defined]
+        return
+    pattern = _INVERSE[(apply.kind, apply.present)].format(apply.name)
+    assert re.fullmatch(pattern, step.undo), (migration, step.undo)  # type: ignore[attr-defined]
 
 
-def test_binds_carry_yoyos_hashes() -> None:
-    params = renamed_params(RENAMED)
-    assert [p["new_id"] for p in params] == list(RENAMED.values())
-    for (old, new), p in zip(RENAMED.items(), params, strict=True):
-        assert p["old_hash"] == get_migration_hash(old) == id_hash(old)
-        assert p["new_hash"] == get_migration_hash(new)
+def test_the_0003_check_is_narrowed_only_after_its_rows_are_gone() -> None:
+    steps = next(m for m in load_migrations() if m.id == "0003_lifecycle_requests").steps
+    undo_order = [s.undo for s in reversed(steps)]
+    delete = undo_order.index("DELETE FROM MSG_EVENT WHERE KIND = 'REPUBLISH'")
+    narrowed = next(i for i, t in enumerate(undo_order) if t and "'NOTIFY'))" in t)
+    assert delete < narrowed
 
 
-def test_the_rename_statement_is_oracle() -> None:
-    table = f'"{default_migration_table}"'  # yoyo's quote_identifier
-    text = RENAME_RECORDED.format(table=table)
-    parsed = sqlglot.parse(text, read="oracle")
-    assert len(parsed) == 1
-    assert isinstance(parsed[0], exp.Update)
-    assert lint(text) == []
-    assert sorted(p.name for p in parsed[0].find_all(exp.Placeholder)) == [
-        "new_hash",
-        "new_hash",
-        "new_id",
-        "old_hash",
-    ]
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("-- step\nCREATE TABLE T (A NUMBER(1));\nDROP TABLE T;\n", "exactly one statement"),
+        ("-- step\nALTER TABLE T ADD (A NUMBER(1), B NUMBER(1));\n", "no done-check"),
+        ("-- step\nINSERT INTO T (A) VALUES (1);\n", "NOT EXISTS"),
+        ("-- undo\nDROP TABLE T;\n", "without its"),
+        ("-- depends: 0001_core\n", "no steps"),
+        ("-- step\n-- undo\n", "empty"),
+    ],
+)
+def test_the_loader_refuses_what_the_runner_could_not_rerun(text: str, problem: str) -> None:
+    with pytest.raises(StepFormatError, match=problem):
+        parse_migration("0099_probe", text)

@@ -1,8 +1,8 @@
 """Every SQL statement the Oracle backend can issue parses as Oracle and passes the 11g lint.
 
 The statements are collected, not listed: ``sql.REGISTRY`` (what the code executes; a
-source scan below proves no call site bypasses it) plus every statement of the yoyo
-migration files, split the way yoyo splits them and stripped the way our backend strips them.
+source scan below proves no call site bypasses it) plus every step and undo of the
+migrations, as the runner sends them (``_steps``).
 """
 
 from __future__ import annotations
@@ -15,24 +15,24 @@ from types import ModuleType
 import pytest
 import sqlglot
 from sqlglot import exp
-from yoyo.migrations import read_sql_migration
 
 import flightstate_oracle
 from flightstate_oracle import _sql as sql
 from flightstate_oracle._lint import identifier_problem, lint
 from flightstate_oracle._schema import TABLES
-from flightstate_oracle.migrate import MIGRATIONS_DIR, strip_terminator
+from flightstate_oracle._steps import load_migrations
 
 PACKAGE = Path(flightstate_oracle.__file__).parent
 #: Statements sqlglot's Oracle dialect can only keep as an opaque Command (still parsed).
-COMMANDS = {"session_setup"}
+COMMANDS = {"session_setup", "kill_session"}
 
 
 def migration_statements() -> list[tuple[str, str]]:
     out = []
-    for path in sorted(MIGRATIONS_DIR.glob("*.sql")):
-        _, _, statements = read_sql_migration(str(path))
-        out += [(f"{path.name}#{i}", strip_terminator(s)) for i, s in enumerate(statements, 1)]
+    for migration in load_migrations():
+        for step in migration.steps:
+            out += [(f"{migration.id}.sql#{step.number}", step.apply)] if step.apply else []
+            out += [(f"{migration.id}.rollback#{step.number}", step.undo)] if step.undo else []
     return out
 
 
@@ -45,9 +45,9 @@ ALL = [(name, s.text) for name, s in sql.REGISTRY.items()] + migration_statement
 def test_collected_something() -> None:
     names = {name.split("#")[0] for name, _ in ALL}
     assert {
-        "0001_core.sql", "0001_core.rollback.sql", "flight_merge",
+        "0001_core.sql", "0001_core.rollback", "flight_merge",
         "0002_history_display.sql", "0003_lifecycle_requests.sql",
-        "0003_lifecycle_requests.rollback.sql", "proc_ids", "proc_duplicates",
+        "0003_lifecycle_requests.rollback", "proc_ids", "proc_duplicates",
         "cleanup_dated", "archive.FLIGHT_SCHD", "response_log", "republish_insert",
     } <= names  # fmt: skip
     assert len(ALL) > 150
@@ -109,14 +109,21 @@ def test_passes_11g_lint(name: str, text: str) -> None:
 
 
 def _sql_attribute(node: ast.expr) -> bool:
-    """``sql.X`` or ``sql.X[...]``: a registered statement."""
+    """``sql.X``, ``sql.X[...]`` or ``sql.x(...)``: a registered statement (or one made by
+    a function of the registry from integers, ``sql.kill_session``)."""
     if isinstance(node, ast.Subscript):
         node = node.value
+    if isinstance(node, ast.Call):
+        node = node.func
     return (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
         and node.value.id in STATEMENT_MODULES
     )
+
+
+def _step_statement(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Statement"
 
 
 def test_every_call_site_uses_the_registry() -> None:
@@ -130,13 +137,13 @@ def test_every_call_site_uses_the_registry() -> None:
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name in {"execute", "executemany"}:
-                if path.name == "migrate.py":  # yoyo runs the migration files (checked here)
-                    continue  # and its own bookkeeping SQL (yoyo's, not ours)
                 # only _db.py (on a Statement's text) and session.py (SESSION_SETUP) execute
                 assert path.name in {"_db.py", "session.py"}, f"{path.name}:{node.lineno}"
                 arg = node.args[0]
                 assert isinstance(arg, ast.Attribute), path.name
                 assert arg.attr == "text", path.name
+            elif name in runners and path.name == "migrate.py" and _step_statement(node.args[1]):
+                continue  # a migration step's text (collected above from the files)
             elif name in runners and path.name != "_db.py":
                 assert _sql_attribute(node.args[1]), f"{path.name}:{node.lineno}"
                 seen += 1
