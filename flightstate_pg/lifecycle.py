@@ -159,7 +159,8 @@ _TABLES: Final = (
     *((name, _columns(table)) for name, table in DETAIL_TABLES.items()),
 )
 _ARCHIVE: Final = tuple((name, _archive_sql(name, columns)) for name, columns in _TABLES)
-# Details before the main row (the FK cascade would hide their counts).
+# Details before the main row: no foreign key removes them with it (PostgreSQL migration
+# 0010), and each table's count is checked against what was archived.
 _DELETE: Final = tuple(
     (name, f"DELETE FROM {name} WHERE FLID = ANY(%b)")  # noqa: S608 - layout names
     for name, _ in reversed(_TABLES)

@@ -24,6 +24,7 @@ __all__ = [
     "create_database",
     "database_name",
     "drop_database",
+    "orphan_detail_rows",
     "pg_answers",
     "with_database",
 ]
@@ -122,3 +123,22 @@ class EmbeddedPostgres:
             self._server.cleanup()
         finally:
             shutil.rmtree(self._root, ignore_errors=True)
+
+
+def orphan_detail_rows(dsn: str) -> dict[str, int]:
+    """Detail rows whose flight has no FLIGHT_SCHD row, per detail table (only tables that
+    have any). The schema keeps no foreign key there (migration 0010): the writer and
+    lifecycle cleanup hold the invariant, and the tests check it with this."""
+    from flightstate_core.domain.layout import DETAIL_TABLES  # noqa: PLC0415
+
+    found: dict[str, int] = {}
+    with psycopg.connect(dsn) as conn:
+        for table in DETAIL_TABLES:
+            query = sql.SQL(
+                "SELECT count(*) FROM {} d WHERE NOT EXISTS "
+                "(SELECT 1 FROM FLIGHT_SCHD f WHERE f.FLID = d.FLID)"
+            ).format(sql.Identifier(table.lower()))
+            row = conn.execute(query).fetchone()
+            if row is not None and row[0]:
+                found[table] = int(row[0])
+    return found

@@ -18,6 +18,7 @@ from flightstate_core.engine.lifecycle import RetentionPolicy
 from flightstate_pg import PgStore
 from flightstate_pg.lifecycle import run_cleanup
 from flightstate_testing.models import as_text, flop, fltr, record, schedule
+from flightstate_testing.postgres import orphan_detail_rows
 from tests.lifecycle.helpers import CONFIG, NOW, SENT, apply, count, rows
 
 POLICY = RetentionPolicy(
@@ -124,6 +125,7 @@ def test_cleanup_archives_removes_and_tombstones(pg_db: str, store: PgStore) -> 
     assert body == {"flid": "A1", "stateVersion": 2, "change": "DELETED", "changed": ["state"],
                     "messageId": None, "type": "LIFECYCLE", "styp": "CLEANUP"}  # fmt: skip
 
+    assert orphan_detail_rows(pg_db) == {}
     again = run_cleanup(store, POLICY, CONFIG, now=NOW)
     assert (again.removed, again.tombstoned) == (0, 0)
 

@@ -14,12 +14,14 @@ from hypothesis import strategies as st
 
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.errors import FlightstateError
+from flightstate_core.domain.layout import DETAIL_TABLES
 from flightstate_core.domain.wire import wire
 from flightstate_core.engine.service import process_message
 from flightstate_core.engine.unit_of_work import Work, apply_locked, locked_transaction
 from flightstate_core.memory import MemoryStore
 from flightstate_pg import PgStore
 from flightstate_testing.histories import Step, histories
+from flightstate_testing.postgres import orphan_detail_rows
 from flightstate_testing.replay import apply_batched, history_rows
 
 pytestmark = pytest.mark.pg
@@ -28,7 +30,10 @@ CONFIG = CoreConfig()
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 # Function-scoped database, reset per example by _reset (TRUNCATE), so the check is moot.
 _SUPPRESS = (HealthCheck.function_scoped_fixture, HealthCheck.too_slow)
-_TABLES = "FLIGHT_SCHD, MSG_EVENT, PROC_STATE, INBOX_CURSOR, SCHD_SNAP_LOG"
+# The detail tables by name: they hold no foreign key that a CASCADE would follow.
+_TABLES = ", ".join(
+    ("FLIGHT_SCHD", *DETAIL_TABLES, "MSG_EVENT", "PROC_STATE", "INBOX_CURSOR", "SCHD_SNAP_LOG")
+)
 
 
 @pytest.fixture
@@ -86,6 +91,7 @@ def test_same_history_same_store_content(pg_store: PgStore, history: list[Step])
         assert [tx.get_proc(i) for i in ids] == [memory.proc(i) for i in ids]
     assert pg_store.inbox_cursor() == memory.inbox_cursor()
     assert pg_store.pending_backfills(100) == memory.pending_backfills(100)
+    assert orphan_detail_rows(pg_store.dsn) == {}  # type: ignore[attr-defined]
     _assert_read_after_write_is_the_wire(pg_store)
 
 
