@@ -22,14 +22,14 @@ from flightstate_core.domain.errors import TransientError
 from flightstate_kafka._errors import translated
 from flightstate_kafka.settings import KafkaSettings, TopicSettings
 
-__all__ = ["BATCH_FRAMING_BYTES", "provision_topics", "topic_configs"]
+__all__ = ["BATCH_FRAMING_BYTES", "librdkafka_log", "provision_topics", "topic_configs"]
 
 #: The broker checks a record *batch* against ``max.message.bytes``: a batch header (61
 #: bytes) and per-record framing on top of what the producer counts (rounded up).
 BATCH_FRAMING_BYTES = 1024
 
-_librdkafka_log = logging.getLogger("flightstate.kafka.librdkafka")
-_librdkafka_log.setLevel(logging.CRITICAL)
+librdkafka_log = logging.getLogger("flightstate.kafka.librdkafka")
+librdkafka_log.setLevel(logging.CRITICAL)
 
 
 def topic_configs(
@@ -84,7 +84,7 @@ def provision_topics(
     configs = topic_configs(topics, settings.max_record_bytes)
     bootstrap = settings.bootstrap_servers
     # confluent-kafka accepts a logging.Logger for "logger"; its stubs type values as scalars.
-    admin = AdminClient({"bootstrap.servers": bootstrap, "logger": _librdkafka_log})  # type: ignore[dict-item]
+    admin = AdminClient({"bootstrap.servers": bootstrap, "logger": librdkafka_log})  # type: ignore[dict-item]
     _reachable(admin, bootstrap, timeout)
     new = [
         NewTopic(

@@ -1,12 +1,11 @@
 """PgLeaderLease on the real PIPELINE_LOCK row: acquire, renew, expiry, takeover, release,
-and the shared lease contract (``flightstate_core.testing.lease_contract``).
+the shared lease contract runs from tests/pg (``flightstate_testing.selftest.pg_suites``).
 
 Expiry is made deterministic with a zero TTL (the lease expires at the DB clock's "now").
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import psycopg
@@ -17,8 +16,6 @@ from flightstate_core.domain.errors import LeadershipLost
 from flightstate_core.domain.records import InboxRow
 from flightstate_core.engine import service
 from flightstate_core.engine.lease_identity import split_holder
-from flightstate_core.ports import LeaderLease, StateStore
-from flightstate_core.testing.lease_contract import LeaseContract, LeaseHarness
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_testing.traffic import generate_day
@@ -101,36 +98,3 @@ def test_a_replaced_leader_cannot_commit(migrated_pg: str) -> None:
     assert done is not None
     assert done.proc.status.value == "SUCCEEDED"
     store.close()
-
-
-class PgLeaseHarness:
-    """Each handle is another ``PgLeaderLease`` (its own connection, as another pump's)."""
-
-    def __init__(self, dsn: str) -> None:
-        self._dsn = dsn
-        self._store = PgStore(dsn)
-        self._leases: list[PgLeaderLease] = []
-
-    @property
-    def store(self) -> StateStore:
-        return self._store
-
-    def lease(self) -> LeaderLease:
-        lease = PgLeaderLease(self._dsn)
-        self._leases.append(lease)
-        return lease
-
-    def close(self) -> None:
-        for lease in self._leases:
-            lease.close()
-        self._store.close()
-
-
-class TestPgLeaseContract(LeaseContract):
-    """Every lease contract test on PostgreSQL's PIPELINE_LOCK row."""
-
-    @pytest.fixture
-    def lease_harness(self, migrated_pg: str) -> Iterator[LeaseHarness]:
-        harness = PgLeaseHarness(migrated_pg)
-        yield harness
-        harness.close()
