@@ -19,7 +19,7 @@ Classification (rules as data, by the error's full code ``ORA-nnnnn`` / ``DPI-nn
 
 ORA-00001 is permanent here: a MERGE race is retried before it gets this far
 (``is_unique_violation``), and PROC_STATE is a plain INSERT so a replayed message id is
-refused for good (review F7).
+refused for good (docs/design.md, "One message, one transaction").
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Lifecycle cleanup on Oracle 11g: archive, then remove, flights that have ended (seed §3.3, §6).
+"""Lifecycle cleanup on Oracle 11g: archive, then remove, flights that have ended
+(docs/design.md, "Lifecycle cleanup").
 
 Same entry points and behaviour as ``flightstate_pg.lifecycle`` (the rules, the related-flight
 load, the events, the batch loop and ``CleanupReport`` are pure, in

@@ -1,4 +1,5 @@
-"""Schedule requests (RQFD) on Oracle 11g: send, match the SCHD RESP answers, resend (spec §9).
+"""Schedule requests (RQFD) on Oracle 11g: send, match the SCHD RESP answers, resend
+(docs/protocol.md §9).
 
 Same entry points, signatures and behaviour as ``flightstate_pg.requests`` (read its
 docstring for the design: SCHD_RESPONSE_LOG's key makes matching idempotent; reconciling

@@ -2,7 +2,8 @@
 
 Why READ COMMITTED (Oracle's default): every read happens after ``lock_pipeline`` took the
 PIPELINE_LOCK row with ``SELECT .. FOR UPDATE``, and each statement sees everything
-committed before it, so the reads that feed a decision see the latest state (review F8).
+committed before it, so the reads that feed a decision see the latest state (docs/design.md,
+"One message, one transaction").
 
 Savepoints are ``SAVEPOINT FS_SP_<depth>``: a nested scope gets the next depth, a later
 sibling reuses the name (Oracle moves a re-declared savepoint). Oracle has no RELEASE

@@ -1,7 +1,7 @@
 """Batch loading of full flight states: one query per table per batch, pipelined.
 
 Why: a flight is a main row plus up to ten collections in nine tables. Joining them would
-multiply rows (3 gates x 4 counters x 2 belts, review §10); a query per flight is N+1.
+multiply rows (3 gates x 4 counters x 2 belts); a query per flight is N+1.
 So each batch sends one query per table, all in one pipeline (one network round trip),
 and assembles the states in Python. The caller decides the snapshot: the writer runs under
 the pipeline lock (READ COMMITTED after the lock), readers in REPEATABLE READ READ ONLY.

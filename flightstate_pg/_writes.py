@@ -7,8 +7,8 @@ order of the steps, ``WRITE_STEPS``); this module turns the plan into statements
 steps use ``executemany`` (no per-item statement), or binary COPY for a package or a batch
 (PROC_STATE too: a batch of 500 messages is 500 rows), with main and detail rows built
 while COPY streams them. PROC_STATE is a plain INSERT (or COPY): saving a message id twice
-is refused by its primary key, so a replay can never add a version or an event (review
-F7). Oracle's twin is ``flightstate_oracle._writes``.
+is refused by its primary key, so a replay can never add a version or an event
+(docs/design.md, "One message, one transaction"). Oracle's twin is ``flightstate_oracle._writes``.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ The ports carry no "how far behind are we" query, so these few statements live h
 bound parameters and validated identifiers. Each probe opens a short autocommit
 connection and closes it, except inside ``kept_connections()``: there the calling thread
 keeps one connection per database between calls (the runner's monitor, which probes every
-2 s). Inbox timestamps are airport-local and zone-less (spec §2), so ages are computed in the
-airport zone.
+2 s). Inbox timestamps are airport-local and zone-less (docs/protocol.md §2), so ages are
+computed in the airport zone.
 """
 
 from __future__ import annotations

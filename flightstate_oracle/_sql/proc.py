@@ -32,7 +32,8 @@ PROC_SELECT: Final = register(
     "proc_select",
     f"SELECT {select_list(_PROC, _PROC.names)} FROM PROC_STATE WHERE MESSAGE_ID = :MESSAGE_ID",
 )
-# A plain INSERT: a replayed message id is refused by the primary key (review F7).
+# A plain INSERT: a replayed message id is refused by the primary key (docs/design.md,
+# "One message, one transaction").
 PROC_INSERT: Final = insert(_PROC, "proc_insert")
 PROC_DUPLICATE: Final = register(
     "proc_duplicate",

@@ -1,5 +1,5 @@
 -- flightstate Oracle 11g schema, version 0002 (mirrors flightstate_pg 0002_history_display):
--- look-up indexes, history twins, display view. Additive only (review F6).
+-- look-up indexes, history twins, display view. Additive only (docs/design.md, "Migrations").
 -- 11g notes: the history twins repeat EMPTY_CODES (an archived row keeps "" apart from
 -- absent); ARCHIVED_AT is TIMESTAMP(6) holding UTC, because Oracle refuses TIMESTAMP WITH
 -- TIME ZONE in a primary key (ORA-02329). FLIGHT_SCHD_MAID_IX exists since 0001.

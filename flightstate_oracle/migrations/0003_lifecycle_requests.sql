@@ -1,5 +1,5 @@
 -- flightstate Oracle 11g schema, version 0003 (mirrors flightstate_pg 0003_lifecycle_requests):
--- lifecycle cleanup, schedule requests, operator. Additive only (review F6): new tables,
+-- lifecycle cleanup, schedule requests, operator. Additive only (docs/design.md, "Migrations"): new tables,
 -- sequences, indexes; MSG_EVENT.KIND accepts one more value ('REPUBLISH').
 -- 11g notes: no partial indexes, so the PostgreSQL "WHERE" indexes are function-based
 -- indexes on CASE .. END (rows where the CASE is NULL are not indexed; the queries in
@@ -42,7 +42,7 @@ ALTER TABLE MSG_EVENT ADD CONSTRAINT MSG_EVENT_KIND_CK
 -- undo
 ALTER TABLE MSG_EVENT DROP CONSTRAINT MSG_EVENT_KIND_CK;
 
--- SEQN of outbound requests: six digits, wrapping 999999 -> 1 (spec §1).
+-- SEQN of outbound requests: six digits, wrapping 999999 -> 1 (docs/protocol.md §1).
 -- step
 CREATE SEQUENCE SCHD_REQUEST_SEQN MINVALUE 1 MAXVALUE 999999 START WITH 1 INCREMENT BY 1 CACHE 20 CYCLE;
 -- undo

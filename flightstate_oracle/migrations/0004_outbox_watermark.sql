@@ -1,5 +1,5 @@
 -- flightstate Oracle 11g schema, version 0004 (mirrors flightstate_pg 0004_outbox_watermark):
--- the outbox dispatch watermark. Additive only (review F6): one new table, initialised from
+-- the outbox dispatch watermark. Additive only (docs/design.md, "Migrations"): one new table, initialised from
 -- the existing rows.
 -- Every transaction that inserts MSG_EVENT rows holds PIPELINE_LOCK (pump, lifecycle
 -- cleanup, republish) and takes its ids from MSG_EVENT_SEQ (ORDER) under that lock, so

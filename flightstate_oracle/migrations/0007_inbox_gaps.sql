@@ -1,5 +1,5 @@
 -- flightstate Oracle 11g schema, 0007_inbox_gaps (was 0005.inbox_gaps), as flightstate_pg:
--- gap-aware inbox reading. Additive only (review F6): one new table and three columns with
+-- gap-aware inbox reading. Additive only (docs/design.md, "Migrations"): one new table and three columns with
 -- a constant default (11g adds a NOT NULL column with a default as a dictionary change,
 -- no row is rewritten).
 -- INBOX_GAP: open gaps of an inbox, ids LOW_ID..HIGH_ID (inclusive) missing below its

@@ -1,6 +1,6 @@
 -- Rollback of 0010_detail_keys: the foreign keys come back as they were in 0001. NOT VALID
 -- first, so adding one does not scan its table under the lock; the VALIDATE that follows
--- checks the existing rows without blocking the writer (review F6).
+-- checks the existing rows without blocking the writer (docs/design.md, "Migrations").
 ALTER TABLE FLIGHT_ROUTE_POINT ADD CONSTRAINT FLIGHT_ROUTE_POINT_FK FOREIGN KEY (FLID) REFERENCES FLIGHT_SCHD (FLID)
     ON DELETE CASCADE NOT VALID;
 ALTER TABLE FLIGHT_ROUTE_POINT VALIDATE CONSTRAINT FLIGHT_ROUTE_POINT_FK;

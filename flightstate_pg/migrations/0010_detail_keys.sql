@@ -9,7 +9,7 @@
 -- the detail rows of a flight are written only in the transaction that upserts its main
 -- row under the pipeline lock, and lifecycle cleanup deletes a flight's details before its
 -- main row. The tests check that no detail row is ever left without its flight.
--- Dropping a constraint rewrites no row and is instant (review F6).
+-- Dropping a constraint rewrites no row and is instant (docs/design.md, "Migrations").
 ALTER TABLE FLIGHT_GATE DROP CONSTRAINT FLIGHT_GATE_FK;
 ALTER TABLE FLIGHT_CHECKIN DROP CONSTRAINT FLIGHT_CHECKIN_FK;
 ALTER TABLE FLIGHT_BELT DROP CONSTRAINT FLIGHT_BELT_FK;

@@ -13,7 +13,7 @@ import pytest
 
 from flightstate_core.domain.errors import ConfigError, TransientError
 from flightstate_testing.selftest import run_suites
-from flightstate_testing.selftest.pg_suites import __all__ as PG_SUITES  # noqa: N812
+from flightstate_testing.selftest.pg_suites import __all__ as PG_SUITES
 
 pytestmark = pytest.mark.pg
 

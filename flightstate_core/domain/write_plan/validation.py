@@ -1,8 +1,8 @@
 """The lossless guard every store runs before it writes a state.
 
-Why strict: the read-after-write of a saved state must equal that state exactly (review
-F5), so a state that the tables cannot hold losslessly (an unknown code, children out of
-catalog order, ordinals that are not 1..n, an empty collection or document, a document item
+Why strict: the read-after-write of a saved state must equal that state exactly, so a
+state that the tables cannot hold losslessly (an unknown code, children out of catalog
+order, ordinals that are not 1..n, an empty collection or document, a document item
 holding a code twice) is refused with ``PermanentError`` instead of being silently
 reshaped (docs/design.md, "One write plan, two thin writers"). Column widths are the
 store's own business (Oracle's VARCHAR2 byte limits are checked by its row builder).
