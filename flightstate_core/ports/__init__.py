@@ -18,6 +18,11 @@ Ports (every backend of that role implements them):
 - ``ResponseLog``: a RESP is matched once, to the oldest open request covering it.
 - ``Outbound``: a sent message has its row id once committed.
 - ``StepWriter`` (domain, re-exported): a planned save's statements, in ``WRITE_STEPS``.
+- ``StoreBackend``: one store for one runner process: adapters, migrate, schema check, and
+  a failure told as unreachable / refused / other, so the runner names no driver.
+- ``OperatorQueries``: status, heartbeat and operator commands answer from committed data.
+- ``RunnerLease``: a ``LeaderLease`` whose row reads back what was last committed.
+- ``RunnerStore``: the store capabilities of the pump, requeue and ``show``, in one type.
 
 Capabilities (optional; the core works without each):
 
@@ -32,12 +37,23 @@ Capabilities (optional; the core works without each):
 - ``CommitWatch``: a wake-up after each commit that wrote events, and after a reconnect.
 
 One module per noun: ``store``, ``inbox``, ``outbox``, ``lease``, ``processor``,
-``requests`` and ``capabilities``; this face lists them all.
+``requests``, ``capabilities`` and ``backend``; this face lists them all.
 """
 
 from __future__ import annotations
 
 from flightstate_core.domain.write_plan import StepWriter
+from flightstate_core.ports.backend import (
+    BackendOpener,
+    BackendSettings,
+    InboxLagRows,
+    OperatorQueries,
+    RunnerLease,
+    RunnerStore,
+    SessionWaits,
+    StoreBackend,
+    StoreFailure,
+)
 from flightstate_core.ports.capabilities import (
     ArchivedVersions,
     BatchTransaction,
@@ -72,6 +88,8 @@ from flightstate_core.ports.store import (
 
 __all__ = [
     "ArchivedVersions",
+    "BackendOpener",
+    "BackendSettings",
     "BackfillQueue",
     "BatchTransaction",
     "CommitWatch",
@@ -82,23 +100,27 @@ __all__ = [
     "GapLedger",
     "GapReader",
     "Inbox",
+    "InboxLagRows",
     "LeaderLease",
     "MessageProcessor",
+    "OperatorQueries",
     "Outbound",
     "Outbox",
     "OutboxRow",
     "RequestStatus",
     "ResponseLog",
+    "RunnerLease",
+    "RunnerStore",
     "ScheduleRequestRecord",
     "ScheduleResponses",
+    "SessionWaits",
     "StateStore",
     "StateTransaction",
     "StepWriter",
+    "StoreBackend",
+    "StoreFailure",
     "StoreHealth",
     "Transactional",
     "UnitReadAhead",
     "Window",
 ]
-
-# ---- end of the ports listing: the backend/operator ports go in a module of their own
-# (e.g. ``ports/operator.py``), listed in the docstring and imported above this line.
