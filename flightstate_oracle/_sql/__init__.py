@@ -2,7 +2,7 @@
 
 Call sites write ``sql.X`` (``from flightstate_oracle import _sql as sql``); the statements
 live in one module per noun (``session``, ``lock``, ``proc``, ``flights``, ``events``,
-``cursor``, ``lifecycle``, ``requests``, ``operator``), all registered in
+``cursor``, ``lifecycle``, ``requests``, ``operator``, ``runner``), all registered in
 ``registry.REGISTRY`` when this package is imported, so the 11g lint and the sqlglot parse
 test (``tests/oracle/test_statements.py``) see every one.
 
@@ -40,4 +40,5 @@ from flightstate_oracle._sql.operator import *  # noqa: F403
 from flightstate_oracle._sql.proc import *  # noqa: F403
 from flightstate_oracle._sql.registry import *  # noqa: F403
 from flightstate_oracle._sql.requests import *  # noqa: F403
+from flightstate_oracle._sql.runner import *  # noqa: F403
 from flightstate_oracle._sql.session import *  # noqa: F403

@@ -81,6 +81,7 @@ def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
         "0002_history_display",
         "0003_lifecycle_requests",
         "0004_outbox_watermark",
+        "0005_runner_tables",
         "0007_inbox_gaps",
         "0008_outbox_parked",
         "0009_provenance",
@@ -89,6 +90,7 @@ def test_yoyo_reads_the_migrations_and_terminators_are_stripped() -> None:
     assert depends["0003_lifecycle_requests"] == ["0002_history_display"]
     assert depends["0002_history_display"] == ["0001_core"]
     assert depends["0004_outbox_watermark"] == ["0003_lifecycle_requests"]
+    assert depends["0005_runner_tables"] == ["0004_outbox_watermark"]
     assert depends["0007_inbox_gaps"] == ["0004_outbox_watermark"]
     assert depends["0008_outbox_parked"] == ["0007_inbox_gaps"]
     assert depends["0009_provenance"] == ["0008_outbox_parked"]
