@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Final
 import oracledb
 
 from flightstate_core.domain.errors import ConfigError, FlightstateError, TransientError
-from flightstate_core.engine.budget import ReadBudget
 from flightstate_core.ports import BackendOpener, BackendSettings, Inbox, StoreFailure
 from flightstate_oracle._errors import STORE_WIDE_CODES, translated
 from flightstate_oracle.lease import OracleLeaderLease
@@ -129,8 +128,8 @@ class OracleBackend:
         return OracleQueries(self.pool(), self._settings.config,
                              inbox_name=self._settings.inbox_name)  # fmt: skip
 
-    def inbox(self, table: str, *, local_tz: str, budget: ReadBudget,
-              received_tz: str | None) -> Inbox:  # fmt: skip
+    def inbox(self, table: str, *, local_tz: str, received_tz: str | None, read_bytes: int,
+              message_bytes: int) -> Inbox:  # fmt: skip
         """Refused: see the module docstring."""
         raise ConfigError(f"inbox_table: {_NO_INBOX}")
 

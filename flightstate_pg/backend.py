@@ -91,10 +91,11 @@ class PgBackend:
         """Operator queries (one kept connection)."""
         return PgQueries(self.dsn, self._settings.config, inbox_name=self._settings.inbox_name)
 
-    def inbox(self, table: str, *, local_tz: str, budget: ReadBudget,
-              received_tz: str | None) -> Inbox:  # fmt: skip
+    def inbox(self, table: str, *, local_tz: str, received_tz: str | None, read_bytes: int,
+              message_bytes: int) -> Inbox:  # fmt: skip
         """The PostgreSQL inbox table *table* in the store database."""
-        return PgInbox(self.dsn, table=table, local_tz=local_tz, budget=budget,
+        return PgInbox(self.dsn, table=table, local_tz=local_tz,
+                       budget=ReadBudget(read_bytes, message_bytes),
                        received_tz=received_tz)  # fmt: skip
 
     def insert_inbox(self, raws: Sequence[str], table: str, *,

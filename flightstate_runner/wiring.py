@@ -123,8 +123,9 @@ def _inbox(config: RunnerConfig, backend: StoreBackend) -> Inbox:
                               lock_wait_timeout=config.backfill_lock_wait_timeout)  # fmt: skip
         except ValueError as exc:
             raise ConfigError(f"mysql_dsn: {exc}") from exc
-    return backend.inbox(config.inbox_table, local_tz=config.airport_tz, budget=budget,
-                         received_tz=config.inbox_tz or None)  # fmt: skip
+    return backend.inbox(config.inbox_table, local_tz=config.airport_tz,
+                         received_tz=config.inbox_tz or None, read_bytes=budget.max_bytes,
+                         message_bytes=budget.max_message_bytes)  # fmt: skip
 
 
 @define

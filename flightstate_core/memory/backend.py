@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from flightstate_core.engine.budget import ReadBudget
 from flightstate_core.engine.lease_identity import instance_holder, new_instance
 from flightstate_core.memory._store import MemoryStore
 from flightstate_core.memory.queries import MemoryQueries, MemoryWorld
@@ -96,9 +95,9 @@ class MemoryBackend:
         """Operator queries over the world's tables."""
         return MemoryQueries(self.world, self._settings.config)
 
-    def inbox(self, table: str, *, local_tz: str, budget: ReadBudget,
-              received_tz: str | None) -> Inbox:  # fmt: skip
-        """The world's inbox table *table*."""
+    def inbox(self, table: str, *, local_tz: str, received_tz: str | None, read_bytes: int,
+              message_bytes: int) -> Inbox:  # fmt: skip
+        """The world's inbox table *table* (its rows are in memory: no budget to keep)."""
         return self.world.inbox(table)
 
     def insert_inbox(self, raws: Sequence[str], table: str, *,

@@ -16,7 +16,8 @@ Ports (every backend of that role implements them):
 - ``LeaderLease``: one holder instance at a time, its epoch only rising on a takeover.
 - ``MessageProcessor``: FIFO rows in one transaction, or a committed prefix then a raise.
 - ``ResponseLog``: a RESP is matched once, to the oldest open request covering it.
-- ``Outbound``: a sent message has its row id once committed.
+- ``Outbound``: a sent message has its row id once committed (``RequestStatusReport``,
+  ``ReconcileReport``: what the request log reports, as plain values).
 - ``StepWriter`` (domain, re-exported): a planned save's statements, in ``WRITE_STEPS``.
 - ``StoreBackend``: one store for one runner process: adapters, migrate, schema check, and
   a failure told as unreachable / refused / other, so the runner names no driver.
@@ -72,7 +73,9 @@ from flightstate_core.ports.outbox import Outbox, OutboxRow
 from flightstate_core.ports.processor import MessageProcessor
 from flightstate_core.ports.requests import (
     Outbound,
+    ReconcileReport,
     RequestStatus,
+    RequestStatusReport,
     ResponseLog,
     ScheduleRequestRecord,
     Window,
@@ -107,7 +110,9 @@ __all__ = [
     "Outbound",
     "Outbox",
     "OutboxRow",
+    "ReconcileReport",
     "RequestStatus",
+    "RequestStatusReport",
     "ResponseLog",
     "RunnerLease",
     "RunnerStore",

@@ -19,22 +19,18 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from attrs import field, frozen
 
 from flightstate_core.domain.config import CoreConfig
+from flightstate_core.domain.retention import CleanupReport, RetentionPolicy
 from flightstate_core.ports.capabilities import GapLedger, StoreHealth
 from flightstate_core.ports.inbox import Inbox
 from flightstate_core.ports.lease import LeaderLease
 from flightstate_core.ports.outbox import Outbox
-from flightstate_core.ports.requests import Outbound
+from flightstate_core.ports.requests import Outbound, ReconcileReport, RequestStatusReport
 from flightstate_core.ports.store import BackfillQueue, FlightReader, StateStore
-
-if TYPE_CHECKING:  # the engine imports the ports: its types are for annotations only
-    from flightstate_core.engine.budget import ReadBudget
-    from flightstate_core.engine.lifecycle import CleanupReport, RetentionPolicy
-    from flightstate_core.engine.requests import ReconcileReport, RequestStatusReport
 
 __all__ = [
     "BackendOpener",
@@ -221,10 +217,11 @@ class StoreBackend(Protocol):
     def queries(self) -> OperatorQueries:
         """Operator queries with their own connection(s)."""
 
-    def inbox(self, table: str, *, local_tz: str, budget: ReadBudget,
-              received_tz: str | None) -> Inbox:  # fmt: skip
-        """An inbox table in the store's own database (a lab setup without MySQL);
-        ``ConfigError`` naming FLIGHTSTATE_MYSQL_DSN when this store has none."""
+    def inbox(self, table: str, *, local_tz: str, received_tz: str | None, read_bytes: int,
+              message_bytes: int) -> Inbox:  # fmt: skip
+        """An inbox table in the store's own database (a lab setup without MySQL), reading
+        at most *read_bytes* per call and no text over *message_bytes* (the engine's
+        ``ReadBudget``); ``ConfigError`` naming FLIGHTSTATE_MYSQL_DSN when there is none."""
 
     def insert_inbox(self, raws: Sequence[str], table: str, *,
                      received_tz: str | None) -> list[int]:  # fmt: skip
