@@ -82,12 +82,10 @@ class MemoryStore(MemoryParking):
                 self._holder = None
                 self._expires = None
 
-    def lease_status(self) -> tuple[int, str | None, bool] | None:
-        """(EPOCH, HOLDER, unexpired) of the lease, as the SQL stores' lease row reads; None
-        before anyone held it."""
+    def lease_status(self) -> tuple[int, str | None, bool]:
+        """(EPOCH, HOLDER, unexpired) of the lease, as the SQL stores' lease row reads (a
+        migrated store has the row: epoch 0, no holder, before anyone held it)."""
         with self._lock:
-            if self.epoch == 0:
-                return None
             live = self._expires is not None and self._expires > self._clock()
             return self.epoch, self._holder, live
 

@@ -63,7 +63,7 @@ class MemoryLease:
         return self.status() == (epoch, self.stored_holder(holder), True)
 
     def status(self) -> tuple[int, str | None, bool] | None:
-        """(EPOCH, HOLDER, unexpired), or None before anyone held it."""
+        """(EPOCH, HOLDER, unexpired): epoch 0 and no holder before anyone held it."""
         return self._store.lease_status()
 
     def close(self) -> None:
