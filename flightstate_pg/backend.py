@@ -134,8 +134,7 @@ def check_dsn(dsn: str) -> None:
         conninfo_to_dict(dsn)
     except psycopg.Error:  # its text may quote the DSN: not shown
         raise ValueError(
-            "not a postgresql:// URL nor a key=value conninfo "
-            "(e.g. postgresql://user@host:5432/db)"
+            "not a postgresql:// URL nor a key=value conninfo (e.g. postgresql://user@host:5432/db)"
         ) from None
 
 

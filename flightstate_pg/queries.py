@@ -93,8 +93,15 @@ def live_entries(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
         stats = json.loads(stats_text) if stats_text else {}
         if stats.get("running") is False:
             continue
-        found.append({"holder": holder, "updated_at": at.isoformat(), "is_leader": bool(leader),
-                      "epoch": stats.get("epoch"), "leader_since": stats.get("leader_since")})
+        found.append(
+            {
+                "holder": holder,
+                "updated_at": at.isoformat(),
+                "is_leader": bool(leader),
+                "epoch": stats.get("epoch"),
+                "leader_since": stats.get("leader_since"),
+            }
+        )
     return found
 
 

@@ -121,9 +121,11 @@ class MemoryQueries:
         failing = [p for p in self._store.procs().values()
                    if p.backfill_status == "PENDING" and p.message_id in errors]  # fmt: skip
         newest = max(failing, key=lambda p: p.message_id, default=None)
-        return {"failing": len(failing),
-                "max_attempts": max((p.backfill_attempts for p in failing), default=None),
-                "last_error": None if newest is None else errors[newest.message_id]}
+        return {
+            "failing": len(failing),
+            "max_attempts": max((p.backfill_attempts for p in failing), default=None),
+            "last_error": None if newest is None else errors[newest.message_id],
+        }
 
     def outbox_counts(self) -> tuple[int, int]:
         """(MSG_EVENT rows, rows at or below the watermark)."""

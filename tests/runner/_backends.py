@@ -50,7 +50,8 @@ class StoreCase:
 
     def backend(self) -> StoreBackend:
         """The backend the runner would open (the same factory, by scheme)."""
-        return open_backend(self.dsn, BackendSettings(inbox_name=self.env["FLIGHTSTATE_INBOX_TABLE"]))
+        settings = BackendSettings(inbox_name=self.env["FLIGHTSTATE_INBOX_TABLE"])
+        return open_backend(self.dsn, settings)
 
     def invoke(self, *args: str) -> Result:
         """One runner command in this process, with this store's settings."""

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from tests.runner._backends import StoreCase, restored_process, store_case  # noqa: F401 - fixtures
+from tests.runner._backends import StoreCase
 
 pytestmark = [pytest.mark.slow]
 

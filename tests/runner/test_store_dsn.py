@@ -114,8 +114,12 @@ def test_postgresql_failures_are_told_apart(pg_db: str) -> None:
 def test_run_reports_a_refused_login_at_once(pg_db: str) -> None:
     """Refused is a setting to fix: ``run`` exits 1 with one error line, at once."""
     no_role = pg_db.replace("://postgres@", "://fs_no_such_role@", 1)
-    result = run_cli("run", "--until-idle", env={"FLIGHTSTATE_STORE_DSN": no_role,
-                                                 "FLIGHTSTATE_LOG_LEVEL": "ERROR"}, timeout=60)
+    result = run_cli(
+        "run",
+        "--until-idle",
+        env={"FLIGHTSTATE_STORE_DSN": no_role, "FLIGHTSTATE_LOG_LEVEL": "ERROR"},
+        timeout=60,
+    )
     assert result.returncode == 1, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1, result.stderr
