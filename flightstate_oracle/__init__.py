@@ -8,8 +8,9 @@ engine's ``BatchTransaction``), ``OracleOutbox`` (dispatch watermark, migration 
 ``requests`` (``request_schedule``, ``resend_due``, ``match_schedule_response``,
 ``reconcile_responses``, ``request_status``, ``schedule_response_hook``), ``operator``
 (``republish``, ``flight_history``), ``migrate``, ``session`` (opening sessions:
-``OracleSettings``, ``parse_oracle_url``, ``init_thick_mode``, ``create_pool``). Nothing
-connects at import time.
+``OracleSettings``, ``parse_oracle_url``, ``init_thick_mode``, ``create_pool``), ``queries``
+(``OracleQueries``) and ``backend`` (``open_backend``: the runner's ``StoreBackend``; thick
+mode or one line naming Oracle Client 19+). Nothing connects at import time.
 
 Quirks of this backend, and what the code does about them:
 

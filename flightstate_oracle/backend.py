@@ -33,11 +33,11 @@ from flightstate_oracle.session import (
 )
 from flightstate_oracle.store import OracleStore
 
-__all__ = ["OracleBackend", "check_dsn", "open_backend"]
+__all__ = ["OracleBackend", "check_dsn", "failure_of", "open_backend"]
 
 #: ORA codes of a server that answered and refused this login (wrong password, locked
 #: or expired account, no CREATE SESSION privilege).
-REFUSED_CODES: Final = frozenset({"ORA-01017", "ORA-28000", "ORA-28001", "ORA-01045"})
+_REFUSED_CODES: Final = frozenset({"ORA-01017", "ORA-28000", "ORA-28001", "ORA-01045"})
 _NO_INBOX: Final = ("the Oracle store has no inbox table: set FLIGHTSTATE_MYSQL_DSN "
                     "(the AODB's cminmsgs in MySQL/MariaDB)")  # fmt: skip
 
@@ -47,7 +47,7 @@ def _first_line(exc: BaseException | None) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def load_client(client_dir: str) -> None:
+def _load_client(client_dir: str) -> None:
     """Thick mode, or ``ConfigError`` in one line naming what is needed."""
     try:
         init_thick_mode(client_dir or None)
@@ -76,7 +76,7 @@ def failure_of(exc: BaseException) -> StoreFailure:
     """REFUSED for a refused login, UNREACHABLE for a server or session that never answered
     or went away (``_errors.STORE_WIDE_CODES``), else OTHER."""
     code = _code(exc)
-    if code in REFUSED_CODES:
+    if code in _REFUSED_CODES:
         return StoreFailure.REFUSED
     if code in STORE_WIDE_CODES or (isinstance(exc, TransientError) and exc.store_wide):
         return StoreFailure.UNREACHABLE
@@ -94,7 +94,7 @@ class OracleBackend:
         self._settings = settings
         self._pool: oracledb.ConnectionPool | None = None
         self._lock = threading.Lock()
-        load_client(settings.client_dir)
+        _load_client(settings.client_dir)
 
     def pool(self) -> oracledb.ConnectionPool:
         """The process's pool, opened on first use; an unreachable server or a refused

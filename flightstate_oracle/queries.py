@@ -5,7 +5,7 @@
 Why on the shared pool: every call takes a pooled session and gives it back, so a query
 object per thread costs no connection of its own. Statements are the registry's
 (``_sql.runner``), checked by the 11g lint; rows are shaped exactly as PostgreSQL's twin
-shapes them (``flightstate_pg.queries``' entry helpers), so ``status`` reads one format.
+shapes them, so ``status`` reads one format.
 """
 
 from __future__ import annotations

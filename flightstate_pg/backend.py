@@ -27,7 +27,7 @@ from flightstate_pg.queries import PgQueries
 from flightstate_pg.session import SessionLimits, holder_application_name, with_session_limits
 from flightstate_pg.store import PgStore
 
-__all__ = ["PgBackend", "check_dsn", "open_backend"]
+__all__ = ["PgBackend", "check_dsn", "failure_of", "open_backend"]
 
 #: libpq's words for a server that answered and refused this login (no SQLSTATE then).
 _REFUSED_WORDS: Final = ("authentication failed", "password", "does not exist", "no pg_hba")
@@ -55,6 +55,20 @@ def failure_of(exc: BaseException) -> StoreFailure:
     return StoreFailure.OTHER
 
 
+def _session_dsn(dsn: str, settings: BackendSettings) -> str:
+    """*dsn* with the bounded waits and ``application_name`` = the lease holder (a standby
+    ends a frozen leader's sessions by it); without waits (an operator command) as given."""
+    waits = settings.waits
+    if waits is None:
+        return dsn
+    limits = SessionLimits(lock_timeout=waits.lock_timeout,
+                           idle_in_transaction=waits.idle_in_transaction,
+                           statement_timeout=waits.statement_timeout,
+                           keepalive_idle=waits.keepalive_idle)  # fmt: skip
+    app = holder_application_name(settings.holder) if settings.holder else ""
+    return with_session_limits(dsn, limits, application_name=app)
+
+
 class PgBackend:
     """The adapters of one runner process on one PostgreSQL database."""
 
@@ -62,14 +76,8 @@ class PgBackend:
 
     def __init__(self, dsn: str, settings: BackendSettings) -> None:
         self.given_dsn = dsn
-        waits = settings.waits
-        limits = SessionLimits(lock_timeout=waits.lock_timeout,
-                               idle_in_transaction=waits.idle_in_transaction,
-                               statement_timeout=waits.statement_timeout,
-                               keepalive_idle=waits.keepalive_idle)  # fmt: skip
-        app = holder_application_name(settings.holder) if settings.holder else ""
-        #: Every session of this process carries the bounded waits and the holder's name.
-        self.dsn = with_session_limits(dsn, limits, application_name=app)
+        #: Every session of this process: with waits, bounded and named after the holder.
+        self.dsn = _session_dsn(dsn, settings)
         self._settings = settings
 
     def store(self, *, cache: bool = True) -> PgStore:

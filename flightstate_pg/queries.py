@@ -78,15 +78,15 @@ _RUNNERS: Final = (
 _SINCE: Final = "SELECT STATS FROM RUNNER_HEARTBEAT WHERE HOLDER = %s"
 
 
-def heartbeat_entry(holder: str, at: datetime, leader: bool, error: str | None,
+def _heartbeat_entry(holder: str, at: datetime, leader: bool, error: str | None,
                     stats_text: str | None) -> dict[str, Any]:  # fmt: skip
-    """One heartbeat row as ``status`` shows it (shared with Oracle's twin)."""
+    """One heartbeat row as ``status`` shows it."""
     stats = json.loads(stats_text) if stats_text else None
     return {"holder": holder, "updated_at": at.isoformat(), "is_leader": bool(leader),
             "last_error": error, "stats": stats}  # fmt: skip
 
 
-def live_entries(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+def _live_entries(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     """Fresh heartbeat rows (holder, at, leader, stats) of runners that did not stop."""
     found = []
     for holder, at, leader, stats_text in rows:
@@ -105,7 +105,7 @@ def live_entries(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     return found
 
 
-def dead_entries(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+def _dead_entries(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     """DEAD PROC_STATE rows as ``status`` lists them."""
     return [
         {"message_id": int(mid), "type": mtype, "styp": styp, "reason": reason,
@@ -147,7 +147,7 @@ class PgQueries:
 
     def dead_messages(self, limit: int) -> list[dict[str, Any]]:
         """The newest DEAD messages."""
-        return dead_entries(self._rows(_DEAD, (limit,)))
+        return _dead_entries(self._rows(_DEAD, (limit,)))
 
     def dead_by_reason(self, limit: int) -> list[dict[str, Any]]:
         """DEAD counted by reason, most frequent first."""
@@ -197,13 +197,13 @@ class PgQueries:
         if self.runner_tables_missing():
             return None
         rows = self._rows(_LAST_BEAT)
-        return heartbeat_entry(*rows[0]) if rows else None
+        return _heartbeat_entry(*rows[0]) if rows else None
 
     def live_runners(self, fresh_s: float) -> list[dict[str, Any]]:
         """Runners that reported within *fresh_s* and did not say they stopped."""
         if self.runner_tables_missing():
             return []
-        return live_entries(self._rows(_RUNNERS, (fresh_s,)))
+        return _live_entries(self._rows(_RUNNERS, (fresh_s,)))
 
     def leader_since(self, holder: str, epoch: int) -> str | None:
         """When *holder* took the lease at *epoch*, from its heartbeat."""

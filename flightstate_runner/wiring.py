@@ -77,16 +77,17 @@ def require_store(config: RunnerConfig, command: str) -> str:
 def backend_for(
     config: RunnerConfig, command: str, *, instance: str | None = None, dsn: str | None = None
 ) -> StoreBackend:
-    """The store backend of the configured DSN (or *dsn*); its sessions carry the bounded
-    waits and, with *instance*, the lease holder ``name#instance`` (a standby then ends
-    that instance's sessions only)."""
+    """The store backend of the configured DSN (or *dsn*). With *instance* (a process that
+    may lead: ``run``, ``requeue``) its sessions carry the bounded waits and the lease
+    holder ``name#instance`` (a standby then ends that instance's sessions only); an
+    operator command's sessions are as the DSN says."""
     waits = SessionWaits(
         lock_timeout=config.db_lock_timeout,
         idle_in_transaction=config.db_idle_in_transaction_timeout,
         statement_timeout=config.db_statement_timeout,
         keepalive_idle=config.db_keepalive_idle,
-    )
-    holder = instance_holder(config.holder, instance) if instance else config.holder
+    ) if instance else None  # fmt: skip
+    holder = instance_holder(config.holder, instance) if instance else None
     settings = BackendSettings(config=config.core(), inbox_name=config.inbox_table,
                                holder=holder, instance=instance, waits=waits,
                                client_dir=config.oracle_client_dir)  # fmt: skip

@@ -68,14 +68,15 @@ class SessionWaits:
 class BackendSettings:
     """What ``open_backend`` needs besides the DSN. ``holder``: the lease row's
     ``name#instance`` of this process (sessions carry it, so a standby can end a frozen
-    leader's sessions); ``instance``: its lease instance id; ``client_dir``: where Oracle
-    Client libraries are (empty: the system path)."""
+    leader's sessions); ``instance``: its lease instance id; ``waits``: None for a short
+    operator command (its sessions as the DSN says); ``client_dir``: where Oracle Client
+    libraries are (empty: the system path)."""
 
     config: CoreConfig = field(factory=CoreConfig)
     inbox_name: str = "cminmsgs"
     holder: str | None = None
     instance: str | None = None
-    waits: SessionWaits = field(factory=SessionWaits)
+    waits: SessionWaits | None = None
     client_dir: str = ""
 
 
