@@ -4,14 +4,19 @@ told as unreachable / refused / other by the backend, so the runner names no dri
 
 from __future__ import annotations
 
+import json
+import uuid
+
 import pytest
 
 from flightstate_core.domain.errors import ConfigError, FlightstateError
+from flightstate_core.memory.backend import forget
 from flightstate_core.ports import BackendSettings, StoreFailure
 from flightstate_pg.backend import open_backend as open_pg
 from flightstate_runner.backends import module_for, scheme_of
 from flightstate_runner.config import load_config
 from flightstate_testing.names import url_with_database
+from tests.runner._backends import StoreCase
 from tests.runner._cli import run_cli
 
 PG = "postgresql://flight@127.0.0.1:5432/db"
@@ -125,3 +130,19 @@ def test_run_reports_a_refused_login_at_once(pg_db: str) -> None:
     assert len(errors) == 1, result.stderr
     assert "fs_no_such_role" in errors[0]
     assert "Traceback" not in result.stderr
+
+
+def test_the_store_dsn_option_reaches_the_backend(restored_process: None) -> None:
+    """``--store-dsn`` overrides the environment like every option (memory: in process)."""
+    dsn = f"memory://{uuid.uuid4().hex}"
+    case = StoreCase("memory", dsn, {"FLIGHTSTATE_INBOX_TABLE": "cminmsgs",
+                                     "FLIGHTSTATE_STORE_DSN": "memory://elsewhere"})  # fmt: skip
+    try:
+        assert "ready" in case.ok("--store-dsn", dsn, "inbox-init")
+        case.ok("--store-dsn", dsn, "generate", "--messages", "3", "--flights", "2")
+        report = json.loads(case.ok("--store-dsn", dsn, "status", "--json"))
+        assert (report["store"], report["inbox"]["lag"]) == ("memory", 3)
+        assert json.loads(case.ok("status", "--json"))["inbox"]["lag"] == 0  # the env's store
+    finally:
+        forget(dsn)
+        forget("memory://elsewhere")
