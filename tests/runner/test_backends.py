@@ -112,10 +112,12 @@ def test_requeue_cleanup_and_requests(store_case: StoreCase) -> None:
     assert '"answered": 0' in requests
 
 
-def test_a_store_without_the_schema_says_run_migrate(store_case: StoreCase) -> None:
-    if store_case.kind != "postgresql":
-        pytest.skip("only a PostgreSQL database starts without the schema here")
-    result = store_case.invoke("status")
+@pytest.mark.pg
+def test_a_store_without_the_schema_says_run_migrate(pg_db: str) -> None:
+    """Only a SQL store starts without the schema (memory has its tables from the start)."""
+    case = StoreCase("postgresql", pg_db, {"FLIGHTSTATE_STORE_DSN": pg_db,
+                                           "FLIGHTSTATE_INBOX_TABLE": "cminmsgs"})  # fmt: skip
+    result = case.invoke("status")
     assert result.exit_code == 1
+    assert "the postgresql store has no flightstate schema" in result.output
     assert "run `flightstate migrate` first" in result.output
-    assert "postgresql store" in result.output
