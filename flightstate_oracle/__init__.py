@@ -11,7 +11,9 @@ engine's ``BatchTransaction``), ``OracleOutbox`` (dispatch watermark, migration 
 ``session`` (opening sessions: ``OracleSettings``, ``parse_oracle_url``, ``init_thick_mode``,
 ``create_pool``, ``connect``; every session sets MODULE, CLIENT_IDENTIFIER and
 ``call_timeout``), ``takeover`` (a standby ends a frozen ex-leader's sessions), ``grants``
-(the privileges derived from the statements, ``preflight``). Nothing connects at import time.
+(the privileges derived from the statements, ``preflight``), ``queries`` (``OracleQueries``)
+and ``backend`` (``open_backend``: the runner's ``StoreBackend``; thick mode or one line
+naming Oracle Client 19+). Nothing connects at import time.
 
 Quirks of this backend, and what the code does about them:
 

@@ -110,9 +110,21 @@ def classify(exc: oracledb.Error) -> FlightstateError:
 
 
 @contextmanager
-def translated() -> Iterator[None]:
-    """Run a block; any ``oracledb.Error`` leaves it as a core error (``raise ... from``)."""
+def translated(what: str = "") -> Iterator[None]:
+    """Run a block; any ``oracledb.Error`` leaves it as a core error (``raise ... from``),
+    its message prefixed with *what* was being done when given (as PostgreSQL's twin)."""
     try:
         yield
     except oracledb.Error as exc:
-        raise classify(exc) from exc
+        error = classify(exc)
+        if what:
+            error = _prefixed(error, what)
+        raise error from exc
+
+
+def _prefixed(error: FlightstateError, what: str) -> FlightstateError:
+    """*error* with its text prefixed by *what* (a transient one keeps its code)."""
+    if isinstance(error, TransientError):
+        return TransientError(f"{what}: {error}", code=error.code,
+                              store_wide=error.store_wide)  # fmt: skip
+    return type(error)(f"{what}: {error}")

@@ -304,12 +304,43 @@ def _parked_table() -> Table:
     )
 
 
+def _runner_tables() -> tuple[Table, ...]:
+    """The reference runner's heartbeat and requeue audit (migration 0005)."""
+    return (
+        Table(
+            "RUNNER_HEARTBEAT",
+            (
+                varchar("HOLDER", CODE_BYTES, nullable=False),
+                tstz("UPDATED_AT", nullable=False),
+                number("IS_LEADER", 1, nullable=False),
+                clob("LAST_ERROR"),
+                clob("STATS"),
+            ),
+            ("HOLDER",),
+        ),
+        Table(
+            "RUNNER_REQUEUE",
+            (
+                number("REQUEUE_ID", nullable=False),
+                number("MESSAGE_ID", nullable=False),
+                tstz("REQUEUED_AT", nullable=False),
+                varchar("PREVIOUS_STATUS", 16, nullable=False),
+                clob("PREVIOUS_REASON"),
+                number("PREVIOUS_ATTEMPTS", 10),
+                varchar("NEW_STATUS", 16),
+            ),
+            ("REQUEUE_ID",),
+        ),
+    )
+
+
 def _all_tables() -> Mapping[str, Table]:
     flights = [_main_table(), *(_detail_table(d) for d in DETAIL_TABLES.values())]
     tables = [*flights, *_infra_tables()]
     tables += [history_table(table) for table in flights]  # migration 0002
     tables += _request_tables()  # migration 0003
     tables.append(_watermark_table())  # migration 0004
+    tables += _runner_tables()  # migration 0005
     tables.append(_gap_table())  # migration 0007
     tables.append(_parked_table())  # migration 0008
     return MappingProxyType({table.name: table for table in tables})

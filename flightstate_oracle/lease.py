@@ -106,6 +106,14 @@ class OracleLeaderLease:
             run(conn, sql.LEASE_RELEASE, params)
             conn.commit()
 
+    def holds(self, holder: str, epoch: int) -> bool:
+        """Whether this instance of ``holder`` still has an unexpired lease at ``epoch`` (the
+        dispatch fence): the lease row read in one statement, by the database clock."""
+        return self.status() == (epoch, self.stored_holder(holder), True)
+
+    def close(self) -> None:
+        """Nothing of its own to close: sessions are the pool's (twin of PgLeaderLease's)."""
+
     def status(self) -> tuple[int, str | None, bool] | None:
         """(EPOCH, HOLDER, unexpired) of the lock row, or None if there is no row; HOLDER
         as stored, ``name#instance``."""

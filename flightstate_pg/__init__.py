@@ -8,7 +8,9 @@ engine's ``BatchTransaction``), ``PgOutbox`` (dispatch watermark, migration 0004
 ``requests`` (``request_schedule``, ``resend_due``, ``match_schedule_response``,
 ``reconcile_responses``, ``request_status``, ``schedule_response_hook``), ``operator``
 (``republish``, ``flight_history``), ``migrate``, ``session`` (opening sessions:
-``SessionLimits``, ``with_session_limits``, ``holder_application_name``); and two without a
+``SessionLimits``, ``with_session_limits``, ``holder_application_name``), ``queries``
+(``PgQueries``: status probes, the runner's heartbeat), ``backend`` (``open_backend``:
+the runner's ``StoreBackend``) and ``preflight`` (the deployment checks); and two without a
 twin: ``inbox`` (the PG-table inbox) and ``wakeup`` (commit wake-up). Nothing connects at
 import time.
 

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import click
 
 from flightstate_core.domain.errors import ConfigError, FlightstateError
+from flightstate_core.ports import StoreBackend, StoreFailure
 from flightstate_runner.config import RunnerConfig, load_config, redact
 from flightstate_runner.logs import configure_logging
 
@@ -55,29 +56,25 @@ def command(func: F) -> F:
         except ConfigError as exc:
             click.echo(f"configuration error: {exc}", err=True)
             sys.exit(EXIT_CONFIG)
-        except (FlightstateError, OSError) as exc:
+        except (FlightstateError, OSError) as exc:  # store packages translate driver errors
             click.echo(f"error: {_safe(exc)}", err=True)
             sys.exit(EXIT_FAILED)
-        except Exception as exc:
-            if type(exc).__module__.startswith(("psycopg", "pymysql")):
-                click.echo(f"error: {_safe(exc)}", err=True)
-                sys.exit(EXIT_FAILED)
-            raise
 
     return wrapper  # type: ignore[return-value]
 
 
-def _wait_for_store(check: Callable[[], None], backoff_max: float) -> None:
+def _wait_for_store(backend: StoreBackend, check: Callable[[], None], backoff_max: float) -> None:
     """Run *check* until the store answers: an unreachable store at start is waited out
-    (one warning per attempt, capped back-off), like one that goes away later."""
-    import psycopg  # noqa: PLC0415 - only the run command needs it here
-
+    (one warning per attempt, capped back-off), like one that goes away later; a refused
+    login or any other failure is reported at once (a setting to fix)."""
     delay = 0.5
     while True:
         try:
             check()
             return
-        except psycopg.OperationalError as exc:  # no connection yet: not a setting problem
+        except FlightstateError as exc:
+            if backend.failure(exc) is not StoreFailure.UNREACHABLE:
+                raise
             log.warning("store not reachable, retrying in %.1f s: %s", delay, _safe(exc))
             time.sleep(delay)
             delay = min(backoff_max, delay * 2)
@@ -94,7 +91,15 @@ def _safe(exc: BaseException) -> str:
     type=click.Path(path_type=Path),
     help="TOML file (table [flightstate] or top level).",
 )
-@click.option("--pg-dsn", help="PostgreSQL state store (FLIGHTSTATE_PG_DSN).")
+@click.option(
+    "--store-dsn",
+    help="State store: postgresql://, oracle://user:pw@host:port/service or memory:// "
+    "(FLIGHTSTATE_STORE_DSN).",
+)
+@click.option("--pg-dsn", help="PostgreSQL state store, alias of --store-dsn (FLIGHTSTATE_PG_DSN).")
+@click.option(
+    "--oracle-client-dir", help="Oracle Client libraries (FLIGHTSTATE_ORACLE_CLIENT_DIR)."
+)
 @click.option("--mysql-dsn", help="MySQL/MariaDB inbox, mysql://... (FLIGHTSTATE_MYSQL_DSN).")
 @click.option("--kafka-bootstrap", help="Kafka bootstrap host:port (FLIGHTSTATE_KAFKA_BOOTSTRAP).")
 @click.option("--airport-tz", help="Airport time zone (default Asia/Shanghai).")
@@ -104,7 +109,7 @@ def _safe(exc: BaseException) -> str:
 @click.option("--text-logs", is_flag=True, help="Plain text logs instead of JSON lines.")
 @click.pass_context
 def cli(ctx: click.Context, /, config_path: Path | None, text_logs: bool, **options: Any) -> None:
-    """flightstate: SIS XML inbox -> flight state in PostgreSQL -> Kafka."""
+    """flightstate: SIS XML inbox -> flight state in PostgreSQL or Oracle -> Kafka."""
     ctx.obj = {"path": config_path, "options": options, "json_logs": not text_logs}
 
 
@@ -130,7 +135,7 @@ def demo(ctx: click.Context, *, messages: int, flights: int, seed: int, show: in
     """Run a generated airport day end to end on throwaway local services."""
     from flightstate_runner.demo import run_demo  # noqa: PLC0415
 
-    ctx.obj["options"].update(pg_dsn=None, mysql_dsn=None, kafka_bootstrap=None)
+    ctx.obj["options"].update(store_dsn=None, pg_dsn=None, mysql_dsn=None, kafka_bootstrap=None)
     config = _config(ctx, log_level=ctx.obj["options"].get("log_level") or "ERROR")
     sys.exit(run_demo(config, messages=messages, flights=flights, seed=seed, show=show,
                       summary_json=summary_json, keep=keep))  # fmt: skip
@@ -143,14 +148,18 @@ def demo(ctx: click.Context, *, messages: int, flights: int, seed: int, show: in
 @click.pass_context
 @command
 def migrate(ctx: click.Context) -> None:
-    """Apply the PostgreSQL schema migrations (and the runner's own tables)."""
-    from flightstate_pg import migrate as apply  # noqa: PLC0415
+    """Apply the store's schema migrations (and the runner's own tables)."""
     from flightstate_runner.probes import ensure_runner_tables  # noqa: PLC0415
-    from flightstate_runner.wiring import require  # noqa: PLC0415
+    from flightstate_runner.wiring import backend_for  # noqa: PLC0415
 
-    dsn = require(_config(ctx), "pg_dsn", "migrate")
-    applied = apply(dsn)
-    ensure_runner_tables(dsn)
+    backend = backend_for(_config(ctx), "migrate")
+    applied = backend.migrate()
+    queries = backend.queries()
+    try:
+        ensure_runner_tables(queries)
+    finally:
+        queries.close()
+        backend.close()
     click.echo(f"applied {len(applied)} migration(s): {', '.join(applied) or 'none pending'}")
 
 
@@ -168,10 +177,10 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     from flightstate_runner.loop import Runner  # noqa: PLC0415
     from flightstate_runner.metrics import RunnerMetrics  # noqa: PLC0415
     from flightstate_runner.probes import ensure_runner_tables  # noqa: PLC0415
-    from flightstate_runner.wiring import open_services, require  # noqa: PLC0415
+    from flightstate_runner.wiring import open_services, require_store  # noqa: PLC0415
 
     config = _config(ctx, metrics_port=metrics_port, metrics_bind=metrics_bind, holder=holder)
-    require(config, "pg_dsn", "run")
+    require_store(config, "run")
     log.info("starting", extra={"event": "start", "config": config.describe()})
     if config.kafka_bootstrap is None:
         log.warning("no FLIGHTSTATE_KAFKA_BOOTSTRAP: events stay in the outbox")
@@ -183,8 +192,11 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
              extra={"event": "instance", "holder": config.holder,
                     "instance": services.lease.instance})  # fmt: skip
     tune_gc_for_throughput()  # the pump is this process's whole job (support.tuning)
+    queries = services.backend.queries()
     try:
-        _wait_for_store(lambda: ensure_runner_tables(services.pg_dsn), config.backoff_max)
+        _wait_for_store(services.backend, lambda: ensure_runner_tables(queries),
+                        config.backoff_max)  # fmt: skip
+        queries.close()
         runner = Runner(services, metrics, log, bootstrap=config.kafka_bootstrap,
                         until_idle=until_idle)  # fmt: skip
         runner.install_signal_handlers()
@@ -193,6 +205,7 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
         if runner.left_behind:
             click.echo(f"stopped with work left: {runner.left_behind}", err=True)
     finally:
+        queries.close()
         services.close()
     sys.exit(code)
 
@@ -253,16 +266,17 @@ def requeue(ctx: click.Context, message_id: int) -> None:
 def show(ctx: click.Context, flid: str, as_json: bool) -> None:
     """Print a flight's current state: its set fields (or --json: the schd wire form)."""
     from flightstate_core.domain.wire import wire_object  # noqa: PLC0415
-    from flightstate_pg import PgStore  # noqa: PLC0415
     from flightstate_runner.views import render_flight  # noqa: PLC0415
-    from flightstate_runner.wiring import require, require_schema  # noqa: PLC0415
+    from flightstate_runner.wiring import backend_for, require_schema  # noqa: PLC0415
 
     config = _config(ctx)
-    store = PgStore(require_schema(require(config, "pg_dsn", "show")), config.core())
+    backend = require_schema(backend_for(config, "show"))
+    store = backend.store(cache=False)
     try:
         found = store.get_flights([flid])
     finally:
         store.close()
+        backend.close()
     if flid not in found:
         click.echo(f"no flight {flid}", err=True)
         sys.exit(EXIT_FAILED)
@@ -290,7 +304,7 @@ def inbox_init(ctx: click.Context) -> None:
 @click.pass_context
 @command
 def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None:
-    """Write a generated airport day into the inbox (MySQL, else the PostgreSQL table)."""
+    """Write a generated airport day into the inbox (MySQL, else the store's table)."""
     from flightstate_runner.inboxes import fill_inbox  # noqa: PLC0415
 
     tty = sys.stderr.isatty()

@@ -25,6 +25,7 @@ from flightstate_core.domain.gaps import GapSettings
 from flightstate_core.domain.numbers import check_number, in_range
 from flightstate_core.engine.budget import DEFAULT_BATCH_MAX_BYTES, DEFAULT_BATCH_MAX_RECORDS
 from flightstate_core.support.dsn import check_url_credentials, redact
+from flightstate_runner.backends import check_dsn, scheme_of
 
 __all__ = ["ENV_PREFIX", "RunnerConfig", "check_number", "load_config", "redact"]
 
@@ -89,24 +90,29 @@ def _bind_address(instance: object, attribute: Any, value: str) -> None:
 
 def _pg_dsn(instance: object, attribute: Any, value: str | None) -> None:
     """A libpq URL or key=value conninfo, checked without connecting (``notadsn`` would
-    otherwise fail only at the first connection, as a runtime error)."""
+    otherwise fail only at the first connection, as a runtime error). The alias of
+    ``store_dsn`` for PostgreSQL, so another scheme is refused here."""
     if value is None:
         return
-    from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 - only when set
-
     try:
         check_url_credentials(value, raw_at=False)
     except ValueError as exc:
         raise ConfigError(f"{attribute.name}: {exc}") from None
     if _URL_SCHEME.match(value) and not value.startswith(_PG_SCHEMES):
         raise ConfigError(f"{attribute.name}: not a postgresql:// URL")
+    check_dsn(value, attribute.name)
+
+
+def _store_dsn(instance: object, attribute: Any, value: str | None) -> None:
+    """``postgresql://`` (or a key=value conninfo), ``oracle://`` or ``memory://``, parsed
+    by its store package without connecting."""
+    if value is None:
+        return
     try:
-        conninfo_to_dict(value)
-    except Exception:  # psycopg.ProgrammingError; its text may quote the DSN: not shown
-        raise ConfigError(
-            f"{attribute.name}: not a postgresql:// URL nor a key=value conninfo "
-            "(e.g. postgresql://user@host:5432/db)"
-        ) from None
+        check_url_credentials(value, raw_at=scheme_of(value) != "postgresql")
+    except ValueError as exc:
+        raise ConfigError(f"{attribute.name}: {exc}") from None
+    check_dsn(value, attribute.name)
 
 
 def _mysql_dsn(instance: object, attribute: Any, value: str | None) -> None:
@@ -134,10 +140,12 @@ def _transactional_id(instance: object, attribute: Any, value: str) -> None:
 
 @frozen
 class RunnerConfig:
-    """Every runner setting. ``pg_dsn=None`` means: start an embedded PostgreSQL;
-    ``mysql_dsn=None``: the inbox is a PostgreSQL table in the store database;
+    """Every runner setting. ``store_dsn`` chooses the store by its scheme (``pg_dsn`` is
+    its PostgreSQL alias); neither set: ``demo`` starts an embedded PostgreSQL;
+    ``mysql_dsn=None``: the inbox is a table in the store database;
     ``kafka_bootstrap=None``: events stay in the outbox."""
 
+    store_dsn: str | None = field(default=None, validator=_store_dsn)
     pg_dsn: str | None = field(default=None, validator=_pg_dsn)
     mysql_dsn: str | None = field(default=None, validator=_mysql_dsn)
     kafka_bootstrap: str | None = None
@@ -211,6 +219,8 @@ class RunnerConfig:
     gap_reconcile_interval: float = field(default=300.0, validator=in_range(0, 86400))
     gap_reconcile_window: int = field(default=100_000, validator=in_range(1, 100_000_000))
     log_level: str = field(default="INFO", validator=_level)
+    # Oracle Client libraries (thick mode, needed for 11.2); "" = the system library path
+    oracle_client_dir: str = ""
     holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
 
     def takeover_bound(self) -> float:
@@ -222,9 +232,16 @@ class RunnerConfig:
         return held + self.db_lock_timeout + self.poll_interval + self.backoff_max
 
     def __attrs_post_init__(self) -> None:
+        if self.store_dsn and self.pg_dsn and self.store_dsn != self.pg_dsn:
+            raise ConfigError("store_dsn and pg_dsn: both set and different (pg_dsn is the "
+                              "PostgreSQL alias of store_dsn: set one of them)")  # fmt: skip
         if self.gap_horizon < self.gap_grace:
             raise ConfigError(f"gap_horizon: {self.gap_horizon!r} is below gap_grace "
                               f"{self.gap_grace!r}")  # fmt: skip
+
+    def store(self) -> str | None:
+        """The store DSN: ``store_dsn``, else its alias ``pg_dsn`` (None: neither set)."""
+        return self.store_dsn or self.pg_dsn
 
     def gaps(self) -> GapSettings:
         """The pump's gap settings."""
@@ -242,7 +259,7 @@ class RunnerConfig:
     def describe(self) -> dict[str, object]:
         """Settings for status output and logs, with secrets redacted."""
         shown = {f.name: getattr(self, f.name) for f in fields(RunnerConfig)}
-        for name in ("pg_dsn", "mysql_dsn", "kafka_bootstrap"):
+        for name in ("store_dsn", "pg_dsn", "mysql_dsn", "kafka_bootstrap"):
             shown[name] = redact(shown[name]) if shown[name] else None
         shown["opday_cutover"] = self.opday_cutover.strftime("%H:%M")
         return shown

@@ -19,20 +19,19 @@ import time
 from contextlib import ExitStack
 from typing import Any, TextIO
 
-import psycopg
 from attrs import evolve
 
+from flightstate_core.domain.state import FlightState, FlightStatus
 from flightstate_core.domain.wire import wire_object
+from flightstate_core.ports import OperatorQueries, StoreBackend
 from flightstate_core.support.tuning import tune_gc_for_throughput
-from flightstate_pg import migrate
-from flightstate_pg.inbox import create_inbox_table, insert_messages
 from flightstate_runner import probes
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.inboxes import todays_traffic
 from flightstate_runner.local import LocalBroker, LocalPostgres, broker_available
 from flightstate_runner.loop import Runner
 from flightstate_runner.metrics import RunnerMetrics
-from flightstate_runner.wiring import open_services, provision
+from flightstate_runner.wiring import backend_for, open_services, provision
 
 __all__ = ["run_demo"]
 
@@ -77,11 +76,10 @@ def _watch(runner: Runner, total: int, progress: Progress, stop: threading.Event
         )
 
 
-def _fill_inbox(dsn: str, config: RunnerConfig, messages: int, flights: int, seed: int) -> int:
+def _fill_inbox(backend: StoreBackend, config: RunnerConfig, messages: int, flights: int,
+                seed: int) -> int:  # fmt: skip
     raws = todays_traffic(config, messages=messages, flights=flights, seed=seed)
-    with psycopg.connect(dsn) as conn:
-        create_inbox_table(conn, config.inbox_table)
-        insert_messages(conn, raws, table=config.inbox_table, local_tz=config.inbox_tz or None)
+    backend.insert_inbox(raws, config.inbox_table, received_tz=config.inbox_tz or None)
     return len(raws)
 
 
@@ -96,36 +94,42 @@ def _start_broker(stack: ExitStack, progress: Progress) -> str | None:
     return broker.start()
 
 
-def _store_figures(dsn: str) -> dict[str, Any]:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        states: dict[str, int] = dict(
-            conn.execute(
-                "SELECT STATE, count(*) FROM FLIGHT_SCHD GROUP BY STATE ORDER BY STATE"
-            ).fetchall()
-        )
-        # Delivered = at or below the dispatch watermark (migration 0004).
-        outbox = conn.execute(
-            "SELECT count(*), count(*) FILTER (WHERE EVENT_ID <= (SELECT LAST_EVENT_ID "
-            "FROM OUTBOX_WATERMARK WHERE OUTBOX_NAME = 'kafka')) FROM MSG_EVENT"
-        ).fetchone() or (0, 0)
-        samples = [
-            row[0]
-            for row in conn.execute(
-                "(SELECT FLID FROM FLIGHT_SCHD WHERE STATE = 'ACTIVE' "
-                " ORDER BY STATE_VERSION DESC, FLID LIMIT 1) UNION ALL "
-                "(SELECT FLID FROM FLIGHT_SCHD WHERE MAFL IS NOT NULL ORDER BY FLID LIMIT 1) "
-                "UNION ALL (SELECT FLID FROM FLIGHT_SCHD WHERE STATE = 'DELETED' "
-                " ORDER BY FLID LIMIT 1)"
-            ).fetchall()
-        ]
-    return {"flights_by_state": {k: int(v) for k, v in states.items()},
-            "outbox_rows": int(outbox[0]), "outbox_dispatched": int(outbox[1]),
-            "sample_flids": list(dict.fromkeys(samples))}  # fmt: skip
+def _samples(flights: list[FlightState]) -> list[str]:
+    """Flights worth printing: the most changed active one, a master with codeshares
+    (MAFL), a deleted one."""
+    active = [f for f in flights if f.status is FlightStatus.ACTIVE]
+    picks = [
+        min(active, key=lambda f: (-f.version, f.flid), default=None),
+        next((f for f in flights if f.documents.get("MAFL")), None),
+        next((f for f in flights if f.status is FlightStatus.DELETED), None),
+    ]
+    return list(dict.fromkeys(f.flid for f in picks if f is not None))
 
 
-def _summary(runner: Runner, generated: int, dsn: str, kafka: bool, wall: float) -> dict[str, Any]:
-    figures = _store_figures(dsn)
-    outcomes = probes.outcome_counts(dsn)
+def _store_figures(backend: StoreBackend, queries: OperatorQueries) -> dict[str, Any]:
+    """Flights by state, outbox rows and a few sample flights, through the ports."""
+    store = backend.store(cache=False)
+    try:
+        flights = list(store.iter_flights())  # FLID order: the demo's few hundred flights
+    finally:
+        store.close()
+    states: dict[str, int] = {}
+    for flight in flights:
+        states[flight.status.value] = states.get(flight.status.value, 0) + 1
+    rows, dispatched = queries.outbox_counts()
+    return {"flights_by_state": dict(sorted(states.items())),
+            "outbox_rows": rows, "outbox_dispatched": dispatched,
+            "sample_flids": _samples(flights)}  # fmt: skip
+
+
+def _summary(runner: Runner, generated: int, kafka: bool, wall: float) -> dict[str, Any]:
+    backend = runner.services.backend
+    queries = backend.queries()
+    try:
+        figures = _store_figures(backend, queries)
+        outcomes = queries.outcome_counts()
+    finally:
+        queries.close()
     processed = sum(outcomes.values())
     return {
         "generated_messages": generated,
@@ -193,6 +197,19 @@ def _print_summary(summary: dict[str, Any], flights: list[dict[str, Any]], out: 
         w(json.dumps(state, ensure_ascii=False, indent=2) + "\n")
 
 
+def _migrated(stack: ExitStack, config: RunnerConfig, dsn: str) -> StoreBackend:
+    """The embedded store's backend, migrated (runner tables included)."""
+    setup = backend_for(config, "demo", dsn=dsn)
+    stack.callback(setup.close)
+    setup.migrate()
+    queries = setup.queries()
+    try:
+        probes.ensure_runner_tables(queries)
+    finally:
+        queries.close()
+    return setup
+
+
 def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -210,14 +227,13 @@ def run_demo(config: RunnerConfig, *, messages: int, flights: int, seed: int, sh
         pg = LocalPostgres(keep=keep)
         stack.callback(pg.stop)
         dsn = pg.start()
-        migrate(dsn)
-        probes.ensure_runner_tables(dsn)
+        setup = _migrated(stack, config, dsn)
         progress.line(f"  generating an airport day of {messages} messages…")
-        generated = _fill_inbox(dsn, config, messages, flights, seed)
+        generated = _fill_inbox(setup, config, messages, flights, seed)
         bootstrap = _start_broker(stack, progress)
         if bootstrap is not None:
             provision(config, bootstrap)
-        demo = evolve(config, pg_dsn=dsn, mysql_dsn=None, kafka_bootstrap=bootstrap,
+        demo = evolve(config, store_dsn=dsn, pg_dsn=None, mysql_dsn=None, kafka_bootstrap=bootstrap,
                       holder="demo", poll_interval=0.05)  # fmt: skip
         services = open_services(demo)
         stack.callback(services.close)
@@ -241,7 +257,7 @@ def run_demo(config: RunnerConfig, *, messages: int, flights: int, seed: int, sh
             progress.line("  interrupted: cleaning up")
             pg.keep = False  # an interrupted demo leaves nothing behind, --keep or not
             return 130
-        summary = _summary(runner, generated, dsn, bootstrap is not None,
+        summary = _summary(runner, generated, bootstrap is not None,
                            time.monotonic() - began)  # fmt: skip
         found = services.store.get_flights(summary["sample_flids"][:show])
         shown = [wire_object(found[f], demo.core()) for f in summary["sample_flids"] if f in found]

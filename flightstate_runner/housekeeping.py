@@ -16,11 +16,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from flightstate_core.engine.lifecycle import RetentionPolicy
+from flightstate_core.ports import OperatorQueries, Outbox
 from flightstate_core.pump import PumpStats
-from flightstate_pg import PgStore
-from flightstate_pg.lifecycle import run_cleanup
-from flightstate_pg.outbox import PgOutbox
-from flightstate_pg.requests import request_status, resend_due
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.metrics import RunnerMetrics
 
@@ -45,8 +42,8 @@ class Housekeeping:
     def __init__(
         self,
         config: RunnerConfig,
-        store: PgStore,
-        pg_dsn: str,
+        queries: OperatorQueries,
+        open_outbox: Callable[[], Outbox],
         *,
         metrics: RunnerMetrics,
         leading: Callable[[], PumpStats | None],
@@ -54,8 +51,8 @@ class Housekeeping:
         wake: Callable[[], None] | None = None,
     ) -> None:
         self.config = config
-        self.store = store
-        self.pg_dsn = pg_dsn
+        self.queries = queries  # this thread's: cleanup, requests
+        self.open_outbox = open_outbox  # the purge's, opened per run of it
         self.metrics = metrics
         self.leading = leading  # the pump's stats while it leads, else None
         self.log = log
@@ -92,7 +89,7 @@ class Housekeeping:
     def cleanup(self, now: datetime, stats: PumpStats) -> None:
         """One cleanup run, fenced by the pump's epoch."""
         policy = retention_policy(self.config)
-        report = run_cleanup(self.store, policy, self.config.core(), now=now, epoch=stats.epoch)
+        report = self.queries.run_cleanup(policy, now=now, epoch=stats.epoch)
         self.metrics.cleanup_removed.inc(report.removed)
         self.metrics.cleanup_tombstones.inc(report.tombstoned)
         if (report.removed or report.tombstoned) and self.wake is not None:
@@ -108,12 +105,12 @@ class Housekeeping:
 
             outbound = MySqlOutbound(self.config.mysql_dsn, local_tz=self.config.airport_tz)
             try:
-                resend_due(self.store, outbound, now=now, config=self.config.core(),
-                           timeout=timedelta(seconds=self.config.request_timeout),
-                           max_attempts=self.config.request_max_attempts)  # fmt: skip
+                self.queries.resend_due(outbound, now=now,
+                                        timeout=timedelta(seconds=self.config.request_timeout),
+                                        max_attempts=self.config.request_max_attempts)  # fmt: skip
             finally:
                 outbound.close()
-        report = request_status(self.store, listed=0)
+        report = self.queries.request_status(listed=0)
         for status, count in (("OPEN", report.open), ("ANSWERED", report.answered),
                               ("FAILED", report.failed)):  # fmt: skip
             self.metrics.requests.labels(status).set(count)
@@ -121,9 +118,11 @@ class Housekeeping:
 
     def purge(self, now: datetime) -> None:
         """Delete delivered outbox rows older than the retention (bounded batches)."""
-        outbox = PgOutbox(self.pg_dsn)
+        outbox = self.open_outbox()
         try:
             older_than = now - timedelta(hours=self.config.outbox_retention_hours)
             self.metrics.outbox_purged.inc(outbox.purge_dispatched(older_than, 100_000))
         finally:
-            outbox.close()
+            close = getattr(outbox, "close", None)
+            if close is not None:
+                close()

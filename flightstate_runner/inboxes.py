@@ -2,7 +2,8 @@
 
 In production the AODB interface owns ``cminmsgs``/``coutmsgs``; these commands exist to
 set up a lab. With ``FLIGHTSTATE_MYSQL_DSN`` they target MariaDB/MySQL (the real shape);
-without it, a PostgreSQL table of the same shape in the store database.
+without it, a table of the same shape in the store's database (``StoreBackend.insert_inbox``;
+the Oracle store has none and says so).
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from flightstate_runner.config import RunnerConfig
-from flightstate_runner.wiring import require
-from flightstate_testing.traffic import generate_day
+from flightstate_runner.wiring import backend_for
 
 __all__ = ["fill_inbox", "init_inbox", "todays_traffic"]
 
@@ -21,17 +21,16 @@ __all__ = ["fill_inbox", "init_inbox", "todays_traffic"]
 def todays_traffic(config: RunnerConfig, *, messages: int, flights: int, seed: int) -> list[str]:
     """A generated day whose flights operate today at the airport: the pump's cleanup keeps
     them, where a fixed day would be removed once the retention has passed."""
+    from flightstate_testing.traffic import generate_day  # noqa: PLC0415 - fake traffic only
+
     today = datetime.now(config.core().airport_tz).date()
     return generate_day(seed, flights=flights, messages=messages, day=today)
 
 
 def _mysql(config: RunnerConfig) -> Any:
-    import pymysql  # noqa: PLC0415 - only with a MySQL inbox
+    from flightstate_mysql.probe import connect  # noqa: PLC0415 - only with a MySQL inbox
 
-    from flightstate_mysql import parse_mysql_dsn, translated  # noqa: PLC0415
-
-    with translated("connect"):
-        return pymysql.connect(autocommit=False, **parse_mysql_dsn(str(config.mysql_dsn)))
+    return connect(str(config.mysql_dsn), autocommit=False)
 
 
 def init_inbox(config: RunnerConfig) -> str:
@@ -46,13 +45,16 @@ def init_inbox(config: RunnerConfig) -> str:
         finally:
             conn.close()
         return f"MySQL: {config.inbox_table} and coutmsgs ready"
-    import psycopg  # noqa: PLC0415
+    backend = backend_for(config, "inbox-init")
+    try:
+        backend.insert_inbox([], config.inbox_table, received_tz=config.inbox_tz or None)
+    finally:
+        backend.close()
+    kind = _KINDS.get(backend.kind, backend.kind)
+    return f"{kind}: {config.inbox_table} ready (coutmsgs exists only in MySQL)"
 
-    from flightstate_pg.inbox import create_inbox_table  # noqa: PLC0415
 
-    with psycopg.connect(require(config, "pg_dsn", "inbox-init")) as conn:
-        create_inbox_table(conn, config.inbox_table)
-    return f"PostgreSQL: {config.inbox_table} ready (coutmsgs exists only in MySQL)"
+_KINDS = {"postgresql": "PostgreSQL", "oracle": "Oracle", "memory": "memory"}
 
 
 _CHUNK = 2000  # rows per insert call, and per progress report
@@ -94,15 +96,9 @@ def _inserter(config: RunnerConfig) -> Callable[[list[str]], list[int]]:
                 conn.close()
 
         return into_mysql
-    import psycopg  # noqa: PLC0415
+    backend = backend_for(config, "generate")
 
-    from flightstate_pg.inbox import create_inbox_table  # noqa: PLC0415
-    from flightstate_pg.inbox import insert_messages as insert_pg  # noqa: PLC0415
+    def into_store(raws: list[str]) -> list[int]:
+        return backend.insert_inbox(raws, config.inbox_table, received_tz=config.inbox_tz or None)
 
-    def into_pg(raws: list[str]) -> list[int]:
-        with psycopg.connect(require(config, "pg_dsn", "generate")) as conn:
-            create_inbox_table(conn, config.inbox_table)
-            return insert_pg(conn, raws, table=config.inbox_table,
-                             local_tz=config.inbox_tz or None)  # fmt: skip
-
-    return into_pg
+    return into_store

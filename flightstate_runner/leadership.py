@@ -21,8 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from flightstate_core.engine.lease_identity import instance_holder, split_holder
-from flightstate_pg.lease import PgLeaderLease
-from flightstate_runner import probes
+from flightstate_core.ports import OperatorQueries, RunnerLease
 
 __all__ = ["LeadershipWatch"]
 
@@ -32,20 +31,21 @@ class LeadershipWatch:
 
     def __init__(
         self,
-        pg_dsn: str,
+        lease: RunnerLease,
+        queries: OperatorQueries,
         holder: str,
         log: logging.Logger,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         *,
         instance: str,
     ) -> None:
-        self._dsn = pg_dsn
+        self._queries = queries  # own connection(s): the monitor thread's
         self._holder = holder
         self._instance = instance
         self._stored = instance_holder(holder, instance)  # as the lease row names us
         self._log = log
         self._clock = clock
-        self._lease = PgLeaderLease(pg_dsn, instance=instance)  # own connection
+        self._lease = lease  # own connection, same instance as the pump's
         self._led_epoch: int | None = None
         self._since: str | None = None
         self._seen: tuple[str | None, int] | None = None
@@ -72,7 +72,7 @@ class LeadershipWatch:
         if leader is None or (leader, epoch) == self._seen:
             return
         self._seen = (leader, epoch)
-        since = probes.leader_since(self._dsn, leader, epoch)
+        since = self._queries.leader_since(leader, epoch)
         name, instance = split_holder(leader)
         extra = {"event": "standby", "holder": self._holder, "instance": self._instance,
                  "leader": name, "leader_instance": instance, "epoch": epoch,
@@ -92,5 +92,6 @@ class LeadershipWatch:
         return {"epoch": self._led_epoch, "leader_since": self._since}
 
     def close(self) -> None:
-        """End the lease-reading connection."""
+        """End the lease-reading and query connections."""
         self._lease.close()
+        self._queries.close()

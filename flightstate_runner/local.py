@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from flightstate_testing.ports import free_local_port
+from flightstate_core.support.net import free_local_port
 
 __all__ = ["LocalBroker", "LocalPostgres", "broker_available"]
 

@@ -26,10 +26,8 @@ from types import FrameType
 from typing import Any
 
 from flightstate_core.domain.errors import LeadershipLost, TransientError
+from flightstate_core.ports import OperatorQueries, Outbox, RunnerLease
 from flightstate_core.pump import Pump, PumpStats
-from flightstate_pg import PgStore
-from flightstate_pg.lease import PgLeaderLease
-from flightstate_pg.outbox import PgOutbox
 from flightstate_runner import probes
 from flightstate_runner.housekeeping import Housekeeping
 from flightstate_runner.leadership import LeadershipWatch
@@ -76,10 +74,13 @@ class Runner:
         self.pump_seconds = 0.0
         self._dispatch_stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.leadership = LeadershipWatch(services.pg_dsn, services.config.holder, log,
+        backend = services.backend
+        self.leadership = LeadershipWatch(backend.lease(), backend.queries(),
+                                          services.config.holder, log,
                                           instance=services.lease.instance)  # fmt: skip
         self._running = True
-        self._drain_outbox: PgOutbox | None = None  # the idle check's own (main thread)
+        self._drain_outbox: Outbox | None = None  # the idle check's own (main thread)
+        self._main_queries = backend.queries()  # the main thread's (idle check, heartbeat)
         self._abandoned_seen: tuple[int, int] = (0, 0)  # (id of the pump, count counted)
 
     # ------------------------------------------------------------------ control
@@ -139,10 +140,11 @@ class Runner:
         finally:
             self._stop_threads()
             self._running = False  # the last heartbeat says so: status lists live runners
-            self._heartbeat()
+            self._heartbeat(self._main_queries)
             self.leadership.close()
+            self._main_queries.close()
             if self._drain_outbox is not None:
-                self._drain_outbox.close()
+                _close(self._drain_outbox)
         if self.dispatch_error is not None:
             self.log.error("dispatcher stopped: %s", self.dispatch_error)
             return 1
@@ -177,18 +179,18 @@ class Runner:
         if self.bootstrap is None or self.dispatch_error is not None:
             return True
         if self._drain_outbox is None:  # asked at every idle poll: keep its connection
-            self._drain_outbox = PgOutbox(self.services.pg_dsn)
+            self._drain_outbox = self.services.backend.outbox()
         return self._drain_outbox.backlog().count == 0
 
     def _what_is_left(self, reason: str) -> str:
         """*reason* with the counts of what is left (best effort: the store may be down)."""
         try:
-            backfills = probes.pending_backfills(self.services.pg_dsn)
-            outbox = PgOutbox(self.services.pg_dsn)
+            backfills = self._main_queries.pending_backfills()
+            outbox = self.services.backend.outbox()
             try:
                 events = outbox.backlog().count
             finally:
-                outbox.close()
+                _close(outbox)
         except Exception as exc:
             return f"{reason} (counts unavailable: {exc})"
         return f"{reason}: {backfills} backfill(s) pending, {events} event(s) undelivered"
@@ -197,7 +199,7 @@ class Runner:
         """Rows after the cursor; -1 (pump again) when the store cannot tell right now."""
         try:
             cursor = self.services.store.inbox_cursor()
-            return probes.inbox_lag(self.services.config, self.services.pg_dsn, cursor).lag
+            return probes.inbox_lag(self.services.config, self._main_queries, cursor).lag
         except Exception as exc:  # store or inbox unreachable: a transient condition
             self.log.warning("inbox lag unknown: %s", exc)
             return -1
@@ -223,7 +225,7 @@ class Runner:
     def _dispatch(self) -> None:
         """While this process leads: dispatch fenced by the leader's epoch; otherwise wait."""
         # own connection (this thread's), same instance: the fence checks the pump's lease
-        lease = PgLeaderLease(self.services.pg_dsn, instance=self.services.lease.instance)
+        lease = self.services.backend.lease()
         try:
             while not self._dispatch_stop.is_set():
                 leading = self._leading()
@@ -236,7 +238,7 @@ class Runner:
         finally:
             lease.close()
 
-    def _dispatch_as(self, epoch: int, lease: PgLeaderLease) -> bool:
+    def _dispatch_as(self, epoch: int, lease: RunnerLease) -> bool:
         """Dispatch until the fence at *epoch* fails (True) or the dispatcher dies (False)."""
         assert self.bootstrap is not None  # noqa: S101 - only started with a bootstrap
         holder = self.services.config.holder
@@ -268,44 +270,50 @@ class Runner:
     def _housekeep(self) -> None:
         """Cleanup, request upkeep and outbox purge while this process leads. Its own store:
         the pump's writer cache is not shared across threads."""
-        config = self.services.config
-        store = PgStore(self.services.pg_dsn, config.core(), state_cache_size=0)
+        backend = self.services.backend
+        queries = backend.queries()
         try:
-            Housekeeping(config, store, self.services.pg_dsn, metrics=self.metrics,
+            Housekeeping(self.services.config, queries, backend.outbox, metrics=self.metrics,
                          leading=self._leading, log=self.log,
                          wake=self.services.dispatch_wakeup.set).run(self.stop)  # fmt: skip
         finally:
-            store.close()
+            queries.close()
 
     def _monitor(self) -> None:
-        outbox = PgOutbox(self.services.pg_dsn)  # one connection each, for the run
+        """Gauges, leadership and the heartbeat every couple of seconds, on connections of
+        this thread's own, kept for the run (``probes.InboxProbe``)."""
+        backend = self.services.backend
+        outbox, queries = backend.outbox(), backend.queries()
+        inbox = probes.InboxProbe(self.services.config, queries)
         try:
-            with probes.kept_connections():
-                while True:
-                    try:
-                        self._refresh_gauges(outbox)
-                        self._watch_leadership()
-                        self._heartbeat()
-                    except Exception as exc:
-                        self.log.debug("monitor: %s", exc)
-                    if self.stop.wait(_MONITOR_EVERY):
-                        return
+            while True:
+                try:
+                    self._refresh_gauges(outbox, queries, inbox)
+                    self._watch_leadership()
+                    self._heartbeat(queries)
+                except Exception as exc:
+                    self.log.debug("monitor: %s", exc)
+                if self.stop.wait(_MONITOR_EVERY):
+                    return
         finally:
-            outbox.close()
+            inbox.close()
+            queries.close()
+            _close(outbox)
 
-    def _refresh_gauges(self, outbox: PgOutbox) -> None:
+    def _refresh_gauges(self, outbox: Outbox, queries: OperatorQueries,
+                        inbox: probes.InboxProbe) -> None:  # fmt: skip
         services, metrics = self.services, self.metrics
         pump = self.pump
         self._refresh_health(pump.stats if pump is not None else None)
         cursor = pump.stats.cursor if pump is not None and pump.stats.cursor else None
         cursor = cursor or services.store.inbox_cursor()
-        lag = probes.inbox_lag(services.config, services.pg_dsn, cursor)
+        lag = inbox.lag(cursor)
         metrics.inbox_lag.set(lag.lag)
         metrics.head_age.set(lag.head_age_s or 0.0)
         metrics.cursor.set(cursor or 0)
         metrics.leader.set(1 if pump is not None and pump.stats.is_leader else 0)
         self._refresh_gap_metrics()
-        metrics.backfill_backlog.set(probes.pending_backfills(services.pg_dsn))
+        metrics.backfill_backlog.set(queries.pending_backfills())
         backlog = outbox.backlog()
         metrics.outbox_backlog.set(backlog.count)
         metrics.outbox_oldest_age.set(backlog.oldest_age_s or 0.0)
@@ -350,7 +358,7 @@ class Runner:
             self.metrics.gaps_abandoned.inc(now_count - counted)
         self._abandoned_seen = (id(pump), now_count)
 
-    def _heartbeat(self) -> None:
+    def _heartbeat(self, queries: OperatorQueries) -> None:
         snap = {**self.snapshot(), **self.leadership.fields(), "running": self._running}
         error = snap.pop("last_error")
         if error is None and self.dispatch_error is not None:
@@ -358,11 +366,17 @@ class Runner:
         if error is None:
             error = self.observer.last_parked
         try:
-            probes.write_heartbeat(self.services.pg_dsn,
-                                   self.services.lease.stored_holder(self.services.config.holder),
-                                   leader=snap["leader"], last_error=error, stats=snap)  # fmt: skip
+            holder = self.services.lease.stored_holder(self.services.config.holder)
+            queries.write_heartbeat(holder, leader=snap["leader"], last_error=error, stats=snap)
         except Exception as exc:
             self.log.debug("heartbeat: %s", exc)
+
+
+def _close(adapter: object) -> None:
+    """Close an adapter that has connections of its own (the memory outbox has none)."""
+    close = getattr(adapter, "close", None)
+    if close is not None:
+        close()
 
 
 def _head_failing(stats: PumpStats | None) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""Operator commands over ``flightstate_pg.lifecycle/requests/operator``.
+"""Operator commands over the store backend's ``OperatorQueries`` (``flightstate_core.ports``).
 
 ``cleanup`` (retention), ``request-schedule`` (RQFD into coutmsgs), ``requests`` (match
 answers, resend, list), ``republish`` (fresh ``schd`` records of the current state),
@@ -7,9 +7,10 @@ answers, resend, list), ``republish`` (fresh ``schd`` records of the current sta
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -18,8 +19,9 @@ import click
 
 from flightstate_core.domain.errors import ConfigError
 from flightstate_core.engine.lifecycle import CleanupReport
+from flightstate_core.ports import OperatorQueries
 from flightstate_runner.config import RunnerConfig, check_number
-from flightstate_runner.wiring import require, require_schema
+from flightstate_runner.wiring import backend_for, require, require_schema
 
 __all__ = ["register"]
 
@@ -27,11 +29,30 @@ Loader = Callable[..., RunnerConfig]
 _MAX_DAYS = 3650.0  # as the FLIGHTSTATE_RETENTION_DAYS / QUIET_DAYS settings
 
 
-def _store(config: RunnerConfig, command: str) -> Any:
-    from flightstate_pg import PgStore  # noqa: PLC0415
+@contextlib.contextmanager
+def _queries(config: RunnerConfig, command: str) -> Iterator[OperatorQueries]:
+    """The operator queries of the configured store (checked to be migrated), closed after."""
+    backend = require_schema(backend_for(config, command))
+    queries = backend.queries()
+    try:
+        yield queries
+    finally:
+        queries.close()
+        backend.close()
 
-    return PgStore(require_schema(require(config, "pg_dsn", command)), config.core(),
-                   inbox_name=config.inbox_table)  # fmt: skip
+
+@contextlib.contextmanager
+def _known_flights(config: RunnerConfig, flids: list[str]) -> Iterator[set[str]]:
+    """Which of *flids* the store holds (a typo must not pass for success)."""
+    backend = backend_for(config, "republish")
+    store = backend.store(cache=False)
+    try:
+        yield set(store.get_flights(flids))
+    finally:
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+        backend.close()
 
 
 def _local(text: str, config: RunnerConfig, option: str) -> datetime:
@@ -72,7 +93,6 @@ def _register_cleanup(cli: click.Group, command: Callable[..., Any], load: Loade
     def cleanup(ctx: click.Context, retention_days: float | None, quiet_days: float | None,
                 limit: int | None) -> None:  # fmt: skip
         """Archive and remove flights that have ended (retention rules)."""
-        from flightstate_pg.lifecycle import run_cleanup  # noqa: PLC0415
         from flightstate_runner.housekeeping import retention_policy  # noqa: PLC0415
 
         for option, value in (("--retention-days", retention_days),
@@ -83,12 +103,9 @@ def _register_cleanup(cli: click.Group, command: Callable[..., Any], load: Loade
             check_number("--limit", limit, 0, 10**9, low_open=True)
         # Options override the configured settings, as every other option does.
         config = load(ctx, retention_days=retention_days, quiet_days=quiet_days)
-        store = _store(config, "cleanup")
-        try:
-            report = run_cleanup(store, retention_policy(config), config.core(),
-                                 now=datetime.now(UTC), limit=limit)  # fmt: skip
-        finally:
-            store.close()
+        with _queries(config, "cleanup") as queries:
+            report = queries.run_cleanup(retention_policy(config), now=datetime.now(UTC),
+                                         limit=limit)  # fmt: skip
         click.echo(cleanup_summary(report, config, limit))
 
 
@@ -123,7 +140,6 @@ def _register_requests(cli: click.Group, command: Callable[..., Any], load: Load
     def request_schedule_cmd(ctx: click.Context, start: str, end: str) -> None:
         """Send a daily-schedule request (RQFD) through coutmsgs."""
         from flightstate_mysql.outbound import MySqlOutbound  # noqa: PLC0415
-        from flightstate_pg.requests import request_schedule  # noqa: PLC0415
 
         config = load(ctx)
         window = (_local(start, config, "--from"), _local(end, config, "--to"))
@@ -131,12 +147,10 @@ def _register_requests(cli: click.Group, command: Callable[..., Any], load: Load
             raise ConfigError("--from: must not be after --to")
         outbound = MySqlOutbound(require(config, "mysql_dsn", "request-schedule"),
                                  local_tz=config.airport_tz)  # fmt: skip
-        store = _store(config, "request-schedule")
         try:
-            request_id = request_schedule(store, outbound, *window, now=datetime.now(UTC),
-                                          config=config.core())  # fmt: skip
+            with _queries(config, "request-schedule") as queries:
+                request_id = queries.request_schedule(outbound, *window, now=datetime.now(UTC))
         finally:
-            store.close()
             outbound.close()
         click.echo(f"request {request_id} sent ({window[0]:%Y-%m-%d %H:%M} .. "
                    f"{window[1]:%Y-%m-%d %H:%M})")  # fmt: skip
@@ -150,32 +164,24 @@ def _register_requests(cli: click.Group, command: Callable[..., Any], load: Load
     def requests(ctx: click.Context, resend: bool, timeout_minutes: float,
                  max_attempts: int) -> None:  # fmt: skip
         """Match applied SCHD RESP answers to requests, optionally resend, list them."""
-        from flightstate_pg.requests import (  # noqa: PLC0415
-            reconcile_responses,
-            request_status,
-            resend_due,
-        )
-
         config = load(ctx)
         check_number("--timeout-minutes", timeout_minutes, 0, 7 * 24 * 60, low_open=True)
         check_number("--max-attempts", max_attempts, 0, 1000, low_open=True)
-        store, now = _store(config, "requests"), datetime.now(UTC)
-        try:
-            matched = reconcile_responses(store, config.core(), now=now)
+        now = datetime.now(UTC)
+        with _queries(config, "requests") as queries:
+            matched = queries.reconcile_responses(now=now)
             if resend:
                 from flightstate_mysql.outbound import MySqlOutbound  # noqa: PLC0415
 
                 outbound = MySqlOutbound(require(config, "mysql_dsn", "requests --resend"),
                                          local_tz=config.airport_tz)  # fmt: skip
                 try:
-                    resend_due(store, outbound, now=now, config=config.core(),
-                               timeout=timedelta(minutes=timeout_minutes),
-                               max_attempts=max_attempts)  # fmt: skip
+                    queries.resend_due(outbound, now=now,
+                                       timeout=timedelta(minutes=timeout_minutes),
+                                       max_attempts=max_attempts)  # fmt: skip
                 finally:
                     outbound.close()
-            report = request_status(store).as_dict()
-        finally:
-            store.close()
+            report = queries.request_status().as_dict()
         _echo_json({"matched": {"answered": matched.answered,
                                 "unsolicited": matched.unsolicited}, **report})  # fmt: skip
 
@@ -187,20 +193,15 @@ def _register_operator(cli: click.Group, command: Callable[..., Any], load: Load
     @command
     def republish(ctx: click.Context, flids: tuple[str, ...]) -> None:
         """Write a fresh schd record of the current state (all flights, or --flid)."""
-        from flightstate_pg.operator import republish as do_republish  # noqa: PLC0415
-
         config = load(ctx)
-        store = _store(config, "republish")
-        try:
+        with _queries(config, "republish") as queries:
             if flids:
-                unknown = sorted(set(flids) - set(store.get_flights(list(flids))))
+                with _known_flights(config, list(flids)) as known:
+                    unknown = sorted(set(flids) - known)
                 if unknown:  # say so, and write nothing: a typo must not pass for success
                     click.echo(f"no flight {', '.join(unknown)}; nothing written", err=True)
                     sys.exit(1)
-            written = do_republish(store, config.core(), now=datetime.now(UTC),
-                                   flids=list(flids) or None)  # fmt: skip
-        finally:
-            store.close()
+            written = queries.republish(now=datetime.now(UTC), flids=list(flids) or None)
         click.echo(f"{written} record(s) written to the outbox")
 
     @cli.command()
@@ -210,15 +211,11 @@ def _register_operator(cli: click.Group, command: Callable[..., Any], load: Load
     @command
     def history(ctx: click.Context, flid: str, as_json: bool) -> None:
         """The messages that changed FLID, in order, with the fields each changed."""
-        from flightstate_pg.operator import flight_history  # noqa: PLC0415
         from flightstate_runner.views import render_history  # noqa: PLC0415
 
         config = load(ctx)
-        store = _store(config, "history")
-        try:
-            entries = flight_history(store, flid)
-        finally:
-            store.close()
+        with _queries(config, "history") as queries:
+            entries = queries.flight_history(flid)
         if not entries:
             click.echo(f"no flight {flid} (no message ever changed it)", err=True)
             sys.exit(1)

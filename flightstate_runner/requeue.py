@@ -2,7 +2,7 @@
 
 The requeue itself is the core's (``flightstate_core.engine.requeue.requeue_dead``: one locked
 unit of work that claims the DEAD PROC_STATE row, audited in RUNNER_REQUEUE by the
-PostgreSQL store, and applies the message as the pump would, with ``attempts`` = old + 1,
+store, and applies the message as the pump would, with ``attempts`` = old + 1,
 SCHD RESP matching included). This command finds the row in the inbox, runs it, and
 writes the new outcome back to the inbox row (or leaves that to the pump's backfill).
 """
@@ -50,7 +50,11 @@ def requeue(services: Services, message_id: int) -> RequeueResult:
     rows = services.inbox.read_after(message_id - 1, 1)
     if not rows or rows[0].message_id != message_id:
         raise RequeueRefused(f"message {message_id} is not in the inbox")
-    ensure_runner_tables(services.pg_dsn)  # the audit table (migration 0005)
+    queries = services.backend.queries()
+    try:
+        ensure_runner_tables(queries)  # the audit table (the runner tables' migration)
+    finally:
+        queries.close()
     config = services.config.core()
     done = requeue_dead(services.store, rows[0], config, now=datetime.now(UTC),
                         after_save=schedule_response_hook(config))  # fmt: skip

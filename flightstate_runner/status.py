@@ -7,23 +7,16 @@ from typing import Any
 
 from flightstate_core.domain.gaps import gap_ids
 from flightstate_core.engine.lease_identity import split_holder
-from flightstate_pg import PgStore
-from flightstate_pg.lease import PgLeaderLease
-from flightstate_pg.outbox import PgOutbox
-from flightstate_pg.requests import request_status
+from flightstate_core.ports import OperatorQueries, Outbox, RunnerLease, RunnerStore, StoreBackend
 from flightstate_runner import probes
 from flightstate_runner.config import RunnerConfig
-from flightstate_runner.wiring import require, require_schema
+from flightstate_runner.wiring import backend_for, require_schema
 
 __all__ = ["collect", "outbox_report", "parked_error", "render"]
 
 
-def _leader(dsn: str, runners: list[dict[str, Any]]) -> dict[str, Any] | None:
-    lease = PgLeaderLease(dsn)
-    try:
-        found = lease.status()
-    finally:
-        lease.close()
+def _leader(lease: RunnerLease, runners: list[dict[str, Any]]) -> dict[str, Any] | None:
+    found = lease.status()
     if found is None:
         return None
     epoch, holder, unexpired = found
@@ -49,16 +42,12 @@ def _named(runners: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _PARKED_LISTED = 20
 
 
-def outbox_report(dsn: str) -> dict[str, Any]:
+def outbox_report(outbox: Outbox) -> dict[str, Any]:
     """The outbox part of ``status``: the backlog and the unresolved parked events (not
     deliverable for a permanent reason; docs/design.md "Outbox dispatch"), oldest first."""
-    outbox = PgOutbox(dsn)
-    try:
-        backlog = outbox.backlog()
-        parked = outbox.parked(_PARKED_LISTED)
-        count = outbox.parked_count()
-    finally:
-        outbox.close()
+    backlog = outbox.backlog()
+    parked = outbox.parked(_PARKED_LISTED)
+    count = outbox.parked_count()
     return {"backlog": backlog.count, "oldest_age_s": backlog.oldest_age_s,
             "parked": count,
             "parked_listed": [
@@ -83,7 +72,7 @@ def parked_error(outbox: dict[str, Any]) -> str | None:
 _GAPS_LISTED = 10
 
 
-def _gaps(store: PgStore) -> dict[str, Any]:
+def _gaps(store: RunnerStore) -> dict[str, Any]:
     """Open inbox gaps (ids missing below the cursor, still watched) and the counters."""
     gaps = store.inbox_gaps()
     late, abandoned = store.gap_counters()
@@ -101,21 +90,32 @@ def _gaps(store: PgStore) -> dict[str, Any]:
 
 def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
     """Everything ``status`` shows."""
-    dsn = require_schema(require(config, "pg_dsn", "status"))
-    store = PgStore(dsn, config.core(), inbox_name=config.inbox_table, state_cache_size=0)
+    backend = require_schema(backend_for(config, "status"))
+    store, queries = backend.store(cache=False), backend.queries()
+    lease, outbox = backend.lease(), backend.outbox()
     try:
-        cursor = store.inbox_cursor()
-        gaps = _gaps(store)
-        requests = request_status(store, listed=20).as_dict()
+        return _report(config, backend, store, queries, lease, outbox, dead_limit)
     finally:
-        store.close()
-    lag = probes.inbox_lag(config, dsn, cursor)
-    beat = probes.last_heartbeat(dsn)
-    dead = probes.dead_messages(dsn, dead_limit)
-    runners = _named(probes.live_runners(dsn))
-    leader = _leader(dsn, runners)
+        for adapter in (store, queries, lease, outbox, backend):
+            close = getattr(adapter, "close", None)
+            if close is not None:
+                close()
+
+
+def _report(config: RunnerConfig, backend: StoreBackend, store: RunnerStore,  # noqa: PLR0917
+            queries: OperatorQueries, lease: RunnerLease, outbox: Outbox,
+            dead_limit: int) -> dict[str, Any]:  # fmt: skip
+    """``collect`` on open adapters."""
+    cursor = store.inbox_cursor()
+    gaps = _gaps(store)
+    requests = queries.request_status(listed=20).as_dict()
+    lag = probes.inbox_lag(config, queries, cursor)
+    beat = queries.last_heartbeat()
+    dead = queries.dead_messages(dead_limit)
+    runners = _named(queries.live_runners(probes.HEARTBEAT_FRESH_S))
+    leader = _leader(lease, runners)
     holder = leader["lease_holder"] if leader else None
-    outbox = outbox_report(dsn)
+    outbox_part = outbox_report(outbox)
     return {
         "leader": leader,
         "standbys": [
@@ -125,19 +125,20 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
         ],
         "inbox": {
             "table": config.inbox_table,
-            "kind": "mysql" if config.mysql_dsn else "postgresql",
+            "kind": "mysql" if config.mysql_dsn else backend.kind,
             "cursor": cursor,
             **lag.as_dict(),
             "gaps": gaps,
         },
-        "outcomes": probes.outcome_counts(dsn),
+        "store": backend.kind,
+        "outcomes": queries.outcome_counts(),
         "dead": dead,
-        "dead_by_reason": probes.dead_by_reason(dsn),
-        "backfill_backlog": probes.pending_backfills(dsn),
-        "backfill_failures": probes.failing_backfills(dsn),
-        "outbox": outbox,
+        "dead_by_reason": queries.dead_by_reason(20),
+        "backfill_backlog": queries.pending_backfills(),
+        "backfill_failures": queries.failing_backfills(),
+        "outbox": outbox_part,
         "requests": requests,
-        "last_error": (beat["last_error"] if beat else None) or parked_error(outbox),
+        "last_error": (beat["last_error"] if beat else None) or parked_error(outbox_part),
         "last_runner": _named([beat])[0] if beat else None,
         "config": config.describe(),
     }

@@ -1,8 +1,10 @@
 """Composition: build the adapters of one runner process from a ``RunnerConfig``.
 
-Nothing here connects when it is imported or constructed: psycopg/PyMySQL connections
-open on first use (every adapter reconnects by itself after a failure). ``open_services``
-checks once that ``migrate`` has run, so an operator reads "run migrate first".
+The store is a ``StoreBackend`` (``flightstate_core.ports``) chosen by the store DSN's
+scheme (``backends``): this module names no store package and no driver. Nothing connects
+when it is imported or constructed: connections open on first use (every adapter
+reconnects by itself after a failure). ``open_services`` checks once that ``migrate`` has
+run, so an operator reads "run migrate first".
 """
 
 from __future__ import annotations
@@ -12,19 +14,23 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import psycopg
 from attrs import define, field
 
 from flightstate_core.domain.errors import ConfigError, PermanentError
 from flightstate_core.engine.budget import ReadBudget
 from flightstate_core.engine.lease_identity import instance_holder, new_instance
 from flightstate_core.engine.processor import ServiceProcessor
-from flightstate_core.ports import Inbox
+from flightstate_core.ports import (
+    BackendSettings,
+    Inbox,
+    Outbox,
+    RunnerLease,
+    RunnerStore,
+    SessionWaits,
+    StoreBackend,
+)
 from flightstate_core.pump import Backoff, Pump, PumpSettings
-from flightstate_pg import PgStore
-from flightstate_pg.lease import PgLeaderLease
-from flightstate_pg.outbox import PgOutbox
-from flightstate_pg.session import SessionLimits, holder_application_name, with_session_limits
+from flightstate_runner.backends import open_backend
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.metrics import RunnerMetrics
 from flightstate_runner.observe import MetricsObserver, ObservedProcessor
@@ -34,6 +40,7 @@ if TYPE_CHECKING:  # Kafka is optional: imported where a dispatcher is built
 
 __all__ = [
     "Services",
+    "backend_for",
     "build_dispatcher",
     "build_pump",
     "kafka_settings",
@@ -42,11 +49,8 @@ __all__ = [
     "read_budget",
     "require",
     "require_schema",
-    "session_dsn",
+    "require_store",
 ]
-
-# Tables every store command reads; any one missing means `migrate` has not run here.
-_SCHEMA_TABLES = ("flight_schd", "proc_state", "inbox_cursor", "pipeline_lock")
 
 
 def require(config: RunnerConfig, name: str, command: str) -> str:
@@ -59,20 +63,47 @@ def require(config: RunnerConfig, name: str, command: str) -> str:
     return str(value)
 
 
-def require_schema(dsn: str) -> str:
-    """*dsn*, once its database holds the flightstate schema; else PermanentError telling
-    the operator to run ``migrate`` (rather than a driver's ``relation ... does not exist``)."""
-    with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
-        missing = [
-            table for table in _SCHEMA_TABLES
-            if conn.execute("SELECT to_regclass(%s) IS NULL", (table,)).fetchone() == (True,)
-        ]  # fmt: skip
-    if missing:
-        raise PermanentError(
-            f"the PostgreSQL database has no flightstate schema (no table {missing[0]}): "
-            "run `flightstate migrate` first"
+def require_store(config: RunnerConfig, command: str) -> str:
+    """The store DSN (``store_dsn``, else its alias ``pg_dsn``), or ConfigError naming both."""
+    dsn = config.store()
+    if not dsn:
+        raise ConfigError(
+            f"store_dsn: `{command}` needs FLIGHTSTATE_STORE_DSN (or --store-dsn), or its "
+            "PostgreSQL alias pg_dsn (FLIGHTSTATE_PG_DSN, --pg-dsn)"
         )
     return dsn
+
+
+def backend_for(
+    config: RunnerConfig, command: str, *, instance: str | None = None, dsn: str | None = None
+) -> StoreBackend:
+    """The store backend of the configured DSN (or *dsn*). With *instance* (a process that
+    may lead: ``run``, ``requeue``) its sessions carry the bounded waits and the lease
+    holder ``name#instance`` (a standby then ends that instance's sessions only); an
+    operator command's sessions are as the DSN says."""
+    waits = SessionWaits(
+        lock_timeout=config.db_lock_timeout,
+        idle_in_transaction=config.db_idle_in_transaction_timeout,
+        statement_timeout=config.db_statement_timeout,
+        keepalive_idle=config.db_keepalive_idle,
+    ) if instance else None  # fmt: skip
+    holder = instance_holder(config.holder, instance) if instance else None
+    settings = BackendSettings(config=config.core(), inbox_name=config.inbox_table,
+                               holder=holder, instance=instance, waits=waits,
+                               client_dir=config.oracle_client_dir)  # fmt: skip
+    return open_backend(dsn or require_store(config, command), settings)
+
+
+def require_schema(backend: StoreBackend) -> StoreBackend:
+    """*backend*, once its database holds the flightstate schema; else PermanentError telling
+    the operator to run ``migrate`` (rather than a driver's "table does not exist")."""
+    missing = backend.schema_missing()
+    if missing:
+        raise PermanentError(
+            f"the {backend.kind} store has no flightstate schema (no table {missing}): "
+            "run `flightstate migrate` first"
+        )
+    return backend
 
 
 def read_budget(config: RunnerConfig) -> ReadBudget:
@@ -81,7 +112,7 @@ def read_budget(config: RunnerConfig) -> ReadBudget:
     return ReadBudget(config.batch_max_bytes, config.core().max_message_bytes)
 
 
-def _inbox(config: RunnerConfig, pg_dsn: str) -> Inbox:
+def _inbox(config: RunnerConfig, backend: StoreBackend) -> Inbox:
     budget = read_budget(config)
     if config.mysql_dsn:
         from flightstate_mysql import MySqlInbox  # noqa: PLC0415 - only with a MySQL inbox
@@ -93,62 +124,42 @@ def _inbox(config: RunnerConfig, pg_dsn: str) -> Inbox:
                               lock_wait_timeout=config.backfill_lock_wait_timeout)  # fmt: skip
         except ValueError as exc:
             raise ConfigError(f"mysql_dsn: {exc}") from exc
-    from flightstate_pg.inbox import PgInbox  # noqa: PLC0415
-
-    return PgInbox(pg_dsn, table=config.inbox_table, local_tz=config.airport_tz, budget=budget,
-                   received_tz=config.inbox_tz or None)  # fmt: skip
+    return backend.inbox(config.inbox_table, local_tz=config.airport_tz,
+                         received_tz=config.inbox_tz or None, read_bytes=budget.max_bytes,
+                         message_bytes=budget.max_message_bytes)  # fmt: skip
 
 
 @define
 class Services:
-    """The adapters of one process; ``close()`` ends their connections."""
+    """The adapters of one process; ``close()`` ends their connections. ``backend`` opens
+    more of them (each thread of ``run`` has its own)."""
 
     config: RunnerConfig
-    pg_dsn: str
-    store: PgStore
+    backend: StoreBackend
+    store: RunnerStore
     inbox: Inbox
-    lease: PgLeaderLease
-    outbox: PgOutbox
+    lease: RunnerLease
+    outbox: Outbox
     #: Set by the pump after each commit; the dispatcher (same process) waits on it.
     dispatch_wakeup: threading.Event = field(factory=threading.Event)
 
     def close(self) -> None:
         """Close every connection (idempotent)."""
-        for closer in (self.store, self.inbox, self.lease, self.outbox):
+        for closer in (self.store, self.inbox, self.lease, self.outbox, self.backend):
             close = getattr(closer, "close", None)
             if close is not None:
                 close()
 
 
-def session_dsn(config: RunnerConfig, dsn: str, instance: str | None = None) -> str:
-    """*dsn* with the configured bounded waits (lock, idle-in-transaction and statement
-    timeouts, TCP keepalives) and ``application_name`` = the lease holder (with this
-    process's *instance*, as the lease row names it: a standby ends that instance's
-    sessions only)."""
-    limits = SessionLimits(
-        lock_timeout=config.db_lock_timeout,
-        idle_in_transaction=config.db_idle_in_transaction_timeout,
-        statement_timeout=config.db_statement_timeout,
-        keepalive_idle=config.db_keepalive_idle,
-    )
-    holder = config.holder if instance is None else instance_holder(config.holder, instance)
-    return with_session_limits(dsn, limits, application_name=holder_application_name(holder))
-
-
-def open_services(config: RunnerConfig, pg_dsn: str | None = None) -> Services:
-    """Adapters on ``pg_dsn`` (default: the configured one, checked to be migrated) and the
-    configured inbox; every PostgreSQL session carries the configured bounded waits
-    (``session_dsn``). The process gets a new lease instance id here: a second process with
+def open_services(config: RunnerConfig, store_dsn: str | None = None) -> Services:
+    """Adapters on the configured store (or *store_dsn*), checked to be migrated, and the
+    configured inbox. The process gets a new lease instance id here: a second process with
     the same holder name, or this one restarted, is another lease holder."""
     instance = new_instance()
-    given = require_schema(pg_dsn or require(config, "pg_dsn", "this command"))
-    dsn = session_dsn(config, given, instance)
-    # No NOTIFY: the runner's dispatcher is woken in-process by the pump's commits and
-    # listens to nothing (build_dispatcher), so a NOTIFY per commit would be a round trip
-    # and a commit-time lock on the server's notification queue for no reader.
-    store = PgStore(dsn, config.core(), inbox_name=config.inbox_table, notify_channel=None)
-    lease = PgLeaderLease(dsn, instance=instance)
-    return Services(config, dsn, store, _inbox(config, dsn), lease, PgOutbox(dsn))
+    backend = require_schema(backend_for(config, "this command", instance=instance,
+                                         dsn=store_dsn))  # fmt: skip
+    return Services(config, backend, backend.store(), _inbox(config, backend), backend.lease(),
+                    backend.outbox())  # fmt: skip
 
 
 def build_pump(

@@ -31,12 +31,11 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Final, TypeVar
 
-from attrs import field, frozen
-
 from flightstate_core.domain.catalog import TERMINAL_EVIDENCE_SCALARS
 from flightstate_core.domain.config import CoreConfig
 from flightstate_core.domain.decision import EventKind, OutboxEvent
-from flightstate_core.domain.errors import ConfigError, PermanentError
+from flightstate_core.domain.errors import PermanentError
+from flightstate_core.domain.retention import CleanupPlan, CleanupReport, RetentionPolicy
 from flightstate_core.domain.state import FlightState
 from flightstate_core.domain.wire import notification
 from flightstate_core.engine.unit_of_work import locked_transaction
@@ -69,22 +68,6 @@ LIFECYCLE_STYP: Final = "CLEANUP"
 
 Walk = TypeVar("Walk")
 Tx = TypeVar("Tx", bound=StateTransaction)
-
-
-def _non_negative(instance: object, attribute: object, value: timedelta) -> None:
-    if value < timedelta(0):
-        raise ConfigError(f"{getattr(attribute, 'name', 'retention')}: must not be negative")
-
-
-@frozen
-class RetentionPolicy:
-    """How long flights stay in the current state."""
-
-    retention: timedelta = field(default=timedelta(days=3), validator=_non_negative)
-    quiet_period: timedelta = field(default=timedelta(days=2), validator=_non_negative)
-    null_day_quiet: timedelta = field(default=timedelta(days=14), validator=_non_negative)
-    terminal_statuses: frozenset[str] = frozenset()  # FTSS values that end a flight
-    batch_limit: int = 500
 
 
 def _terminal_evidence(state: FlightState, policy: RetentionPolicy) -> str | None:
@@ -143,16 +126,6 @@ def removal_groups(flights: Mapping[str, FlightState]) -> list[tuple[str, ...]]:
     return [tuple(members) for _, members in sorted(groups.items())]
 
 
-@frozen
-class CleanupPlan:
-    """Flights to archive and remove, the ones needing a tombstone, and why others stay."""
-
-    remove: tuple[str, ...] = ()
-    tombstone: tuple[str, ...] = ()
-    reasons: Mapping[str, str] = field(factory=dict)
-    kept: Mapping[str, str] = field(factory=dict)
-
-
 def plan_cleanup(
     flights: Mapping[str, FlightState],
     now: datetime,
@@ -179,35 +152,6 @@ def plan_cleanup(
 
 
 # --------------------------------------------------------------------------- running it
-
-
-@frozen
-class CleanupReport:
-    """What one run did.
-
-    ``removed``: flights archived and deleted (``removed_flids``); ``tombstoned``: those
-    not already DELETED, each with a tombstone and a DELETED notification; ``kept``: SQL
-    candidates the rules kept (a group waiting for a member); ``batches``: transactions;
-    ``examined``: candidates the SQL walk handed to the rules (what ``limit`` counts). A
-    removed flight's masters and codeshares go with it, so ``removed`` may exceed it.
-    """
-
-    removed: int = 0
-    tombstoned: int = 0
-    kept: int = 0
-    batches: int = 0
-    removed_flids: tuple[str, ...] = ()
-    examined: int = 0
-
-    def plus(self, plan: CleanupPlan, candidates: Collection[str]) -> CleanupReport:
-        """This report with one more batch added."""
-        removed = set(plan.remove)
-        kept = sum(1 for flid in candidates if flid not in removed)
-        return CleanupReport(
-            self.removed + len(plan.remove), self.tombstoned + len(plan.tombstone),
-            self.kept + kept, self.batches + 1, self.removed_flids + plan.remove,
-            self.examined + len(candidates),
-        )  # fmt: skip
 
 
 def load_with_related(tx: StateTransaction, flids: Sequence[str]) -> dict[str, FlightState]:

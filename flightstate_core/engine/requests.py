@@ -16,13 +16,12 @@ read again from the inbox, the loops and the reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Any, Final, TypeGuard
+from typing import Final, TypeGuard
 
 import attrs
-from attrs import frozen
 
 from flightstate_core.domain.codec import decode, encode
 from flightstate_core.domain.config import CoreConfig
@@ -34,7 +33,9 @@ from flightstate_core.domain.times import parse_time
 from flightstate_core.domain.values import Set
 from flightstate_core.ports import (
     Inbox,
+    ReconcileReport,
     RequestStatus,
+    RequestStatusReport,
     ResponseLog,
     ScheduleRequestRecord,
     ScheduleResponses,
@@ -216,14 +217,6 @@ def window_from_inbox(
 # --------------------------------------------------------------------------- reports
 
 
-@frozen
-class ReconcileReport:
-    """Applied RESP messages matched by one ``reconcile_responses`` call."""
-
-    answered: int = 0
-    unsolicited: int = 0
-
-
 def reconcile_each(
     pending: Iterable[tuple[int, datetime]], match: Callable[[int, datetime], int | None]
 ) -> ReconcileReport:
@@ -235,41 +228,6 @@ def reconcile_each(
         answered += matched is not None
         unsolicited += matched is None
     return ReconcileReport(answered, unsolicited)
-
-
-@frozen
-class RequestStatusReport:
-    """Counts by status, unsolicited responses, and the open/failed requests (newest first)."""
-
-    open: int
-    answered: int
-    failed: int
-    unsolicited: int
-    requests: tuple[ScheduleRequestRecord, ...]
-
-    @classmethod
-    def of(
-        cls, counts: Mapping[str, int], unsolicited: int,
-        requests: Iterable[ScheduleRequestRecord],
-    ) -> RequestStatusReport:  # fmt: skip
-        """The report from request counts keyed by STATUS (missing statuses count 0)."""
-        return cls(
-            counts.get(RequestStatus.OPEN.value, 0), counts.get(RequestStatus.ANSWERED.value, 0),
-            counts.get(RequestStatus.FAILED.value, 0), unsolicited, tuple(requests),
-        )  # fmt: skip
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view for the runner's ``status``."""
-        return {
-            "open": self.open, "answered": self.answered, "failed": self.failed,
-            "unsolicited": self.unsolicited,
-            "requests": [
-                {"requestId": r.request_id, "status": r.status.value, "seqn": r.seqn,
-                 "attempts": r.attempts, "windowStart": r.window_start.isoformat(),
-                 "windowEnd": r.window_end.isoformat(), "sentAt": r.sent_at.isoformat()}
-                for r in self.requests
-            ],
-        }  # fmt: skip
 
 
 def schedule_response_hook(

@@ -82,6 +82,16 @@ class MemoryStore(MemoryParking):
                 self._holder = None
                 self._expires = None
 
+    def lease_status(self) -> tuple[int, str | None, bool]:
+        """(EPOCH, HOLDER, unexpired) of the lease, as the SQL stores' lease row reads (a
+        migrated store has the row: epoch 0, no holder, before anyone held it)."""
+        with self._lock:
+            live = self._expires is not None and self._expires > self._clock()
+            return self.epoch, self._holder, live
+
+    def close(self) -> None:
+        """Nothing to close (the store is the process's memory); the runner calls it."""
+
     # -- FlightReader -------------------------------------------------------------
     def get_flights(self, flids: Collection[str]) -> dict[str, FlightState]:
         """Committed states of these FLIDs (one snapshot)."""
@@ -218,6 +228,18 @@ class MemoryStore(MemoryParking):
     def events(self) -> list[OutboxRecord]:
         """Every committed event (dispatched or not), in event id order."""
         return [record for _, record in sorted(self._tables.events.items())]
+
+    def procs(self) -> dict[int, ProcRecord]:
+        """Committed PROC_STATE rows by message id."""
+        return dict(self._tables.procs)
+
+    def backfill_errors(self) -> dict[int, str]:
+        """The last write-back error of each message whose write-back failed."""
+        return dict(self._tables.backfill_errors)
+
+    def snap_rows(self) -> list[tuple[SnapLogEntry, datetime]]:
+        """Committed SCHD_SNAP_LOG entries with their commit time, in order."""
+        return list(self._tables.snap_log)
 
     def snap_log(self) -> list[SnapLogEntry]:
         """Committed SCHD_SNAP_LOG entries in order."""

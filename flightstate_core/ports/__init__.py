@@ -16,8 +16,14 @@ Ports (every backend of that role implements them):
 - ``LeaderLease``: one holder instance at a time, its epoch only rising on a takeover.
 - ``MessageProcessor``: FIFO rows in one transaction, or a committed prefix then a raise.
 - ``ResponseLog``: a RESP is matched once, to the oldest open request covering it.
-- ``Outbound``: a sent message has its row id once committed.
+- ``Outbound``: a sent message has its row id once committed (``RequestStatusReport``,
+  ``ReconcileReport``: what the request log reports, as plain values).
 - ``StepWriter`` (domain, re-exported): a planned save's statements, in ``WRITE_STEPS``.
+- ``StoreBackend``: one store for one runner process: adapters, migrate, schema check, and
+  a failure told as unreachable / refused / other, so the runner names no driver.
+- ``OperatorQueries``: status, heartbeat and operator commands answer from committed data.
+- ``RunnerLease``: a ``LeaderLease`` whose row reads back what was last committed.
+- ``RunnerStore``: the store capabilities of the pump, requeue and ``show``, in one type.
 
 Capabilities (optional; the core works without each):
 
@@ -32,12 +38,23 @@ Capabilities (optional; the core works without each):
 - ``CommitWatch``: a wake-up after each commit that wrote events, and after a reconnect.
 
 One module per noun: ``store``, ``inbox``, ``outbox``, ``lease``, ``processor``,
-``requests`` and ``capabilities``; this face lists them all.
+``requests``, ``capabilities`` and ``backend``; this face lists them all.
 """
 
 from __future__ import annotations
 
 from flightstate_core.domain.write_plan import StepWriter
+from flightstate_core.ports.backend import (
+    BackendOpener,
+    BackendSettings,
+    InboxLagRows,
+    OperatorQueries,
+    RunnerLease,
+    RunnerStore,
+    SessionWaits,
+    StoreBackend,
+    StoreFailure,
+)
 from flightstate_core.ports.capabilities import (
     ArchivedVersions,
     BatchTransaction,
@@ -56,7 +73,9 @@ from flightstate_core.ports.outbox import Outbox, OutboxRow
 from flightstate_core.ports.processor import MessageProcessor
 from flightstate_core.ports.requests import (
     Outbound,
+    ReconcileReport,
     RequestStatus,
+    RequestStatusReport,
     ResponseLog,
     ScheduleRequestRecord,
     Window,
@@ -72,6 +91,8 @@ from flightstate_core.ports.store import (
 
 __all__ = [
     "ArchivedVersions",
+    "BackendOpener",
+    "BackendSettings",
     "BackfillQueue",
     "BatchTransaction",
     "CommitWatch",
@@ -82,23 +103,29 @@ __all__ = [
     "GapLedger",
     "GapReader",
     "Inbox",
+    "InboxLagRows",
     "LeaderLease",
     "MessageProcessor",
+    "OperatorQueries",
     "Outbound",
     "Outbox",
     "OutboxRow",
+    "ReconcileReport",
     "RequestStatus",
+    "RequestStatusReport",
     "ResponseLog",
+    "RunnerLease",
+    "RunnerStore",
     "ScheduleRequestRecord",
     "ScheduleResponses",
+    "SessionWaits",
     "StateStore",
     "StateTransaction",
     "StepWriter",
+    "StoreBackend",
+    "StoreFailure",
     "StoreHealth",
     "Transactional",
     "UnitReadAhead",
     "Window",
 ]
-
-# ---- end of the ports listing: the backend/operator ports go in a module of their own
-# (e.g. ``ports/operator.py``), listed in the docstring and imported above this line.

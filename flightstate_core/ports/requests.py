@@ -3,13 +3,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import Enum
-from typing import Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from attrs import frozen
 
-__all__ = ["Outbound", "RequestStatus", "ResponseLog", "ScheduleRequestRecord", "Window"]
+__all__ = [
+    "Outbound",
+    "ReconcileReport",
+    "RequestStatus",
+    "RequestStatusReport",
+    "ResponseLog",
+    "ScheduleRequestRecord",
+    "Window",
+]
 
 #: The SODT range of a response (earliest, latest), None when no flight carries SODT.
 Window: TypeAlias = tuple[datetime, datetime] | None
@@ -58,3 +67,46 @@ class ResponseLog(Protocol):
 
     def answer(self, request_id: int, message_id: int, now: datetime | None) -> None:
         """Mark the request ANSWERED by this message (clears FAILED_AT)."""
+
+
+@frozen
+class ReconcileReport:
+    """Applied RESP messages matched by one ``reconcile_responses`` call."""
+
+    answered: int = 0
+    unsolicited: int = 0
+
+
+@frozen
+class RequestStatusReport:
+    """Counts by status, unsolicited responses, and the open/failed requests (newest first)."""
+
+    open: int
+    answered: int
+    failed: int
+    unsolicited: int
+    requests: tuple[ScheduleRequestRecord, ...]
+
+    @classmethod
+    def of(
+        cls, counts: Mapping[str, int], unsolicited: int,
+        requests: Iterable[ScheduleRequestRecord],
+    ) -> RequestStatusReport:  # fmt: skip
+        """The report from request counts keyed by STATUS (missing statuses count 0)."""
+        return cls(
+            counts.get(RequestStatus.OPEN.value, 0), counts.get(RequestStatus.ANSWERED.value, 0),
+            counts.get(RequestStatus.FAILED.value, 0), unsolicited, tuple(requests),
+        )  # fmt: skip
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view for the runner's ``status``."""
+        return {
+            "open": self.open, "answered": self.answered, "failed": self.failed,
+            "unsolicited": self.unsolicited,
+            "requests": [
+                {"requestId": r.request_id, "status": r.status.value, "seqn": r.seqn,
+                 "attempts": r.attempts, "windowStart": r.window_start.isoformat(),
+                 "windowEnd": r.window_end.isoformat(), "sentAt": r.sent_at.isoformat()}
+                for r in self.requests
+            ],
+        }  # fmt: skip

@@ -2,9 +2,9 @@
 
 Call sites write ``sql.X`` (``from flightstate_oracle import _sql as sql``); the statements
 live in one module per noun (``session``, ``lock``, ``proc``, ``flights``, ``events``,
-``cursor``, ``lifecycle``, ``requests``, ``operator``, ``migration``, ``preflight``), all
-registered in ``registry.REGISTRY`` when this package is imported, so the 11g lint, the
-sqlglot parse test (``tests/oracle/test_statements.py``) and the recorded run
+``cursor``, ``lifecycle``, ``requests``, ``operator``, ``runner``, ``migration``,
+``preflight``), all registered in ``registry.REGISTRY`` when this package is imported, so the
+11g lint, the sqlglot parse test (``tests/oracle/test_statements.py``) and the recorded run
 (``tests/oracle/test_boundary_statements.py``) see every one.
 
 11g rules followed: MERGE instead of upsert syntax, sequences ``.NEXTVAL`` in INSERT (no
@@ -43,4 +43,5 @@ from flightstate_oracle._sql.preflight import *  # noqa: F403
 from flightstate_oracle._sql.proc import *  # noqa: F403
 from flightstate_oracle._sql.registry import *  # noqa: F403
 from flightstate_oracle._sql.requests import *  # noqa: F403
+from flightstate_oracle._sql.runner import *  # noqa: F403
 from flightstate_oracle._sql.session import *  # noqa: F403

@@ -21,7 +21,8 @@ from confluent_kafka import Message, Producer
 from flightstate_kafka import Dispatcher, KafkaSettings
 from flightstate_kafka.metrics import DispatcherMetrics
 from flightstate_pg.outbox import PgOutbox
-from flightstate_runner.status import outbox_report, render
+from flightstate_runner.status import outbox_report as report_of
+from flightstate_runner.status import render
 from tests.kafka._consume import drain, read_until
 from tests.kafka._flights import Row, flights_with_a_huge_one, gates, pumped_rows
 from tests.kafka._outbox_db import EventModel, insert_rows, undelivered
@@ -31,6 +32,15 @@ pytestmark = [pytest.mark.pg, pytest.mark.kafka]
 
 _HUGE = "6"
 _WAIT_S = 60.0  # a generous bound for "arrives within seconds", not a speed assertion
+
+
+def outbox_report(dsn: str) -> dict[str, Any]:
+    """``status``'s outbox part on its own connection, closed after."""
+    outbox = PgOutbox(dsn)
+    try:
+        return report_of(outbox)
+    finally:
+        outbox.close()
 
 
 @pytest.fixture(scope="module")

@@ -120,19 +120,28 @@ def _rollback_changes(recorder: Recorder) -> int:
 
 
 def test_a_schema_yoyo_migrated_under_the_old_ids_runs_nothing_again() -> None:
+    """Everything yoyo applied is adopted, not re-run; only 0005 (added after the rename,
+    so never applied by yoyo) runs."""
     done = _migrated().schema
     recorder = Recorder()
-    recorder.schema.tables = {t: set(c) for t, c in done.tables.items() if t != "SCHEMA_MIGRATION"}
-    recorder.schema.indexes = {i: t for i, t in done.indexes.items() if t != "SCHEMA_MIGRATION"}
-    recorder.schema.sequences, recorder.schema.views = set(done.sequences), set(done.views)
-    recorder.schema.constraints = {
-        c: t for c, t in done.constraints.items() if t != "SCHEMA_MIGRATION"
-    }
+
+    def shipped(name: str, table: str | None = None) -> bool:
+        return not {name, table} & {"SCHEMA_MIGRATION"} and not (
+            name.startswith("RUNNER_") or (table or "").startswith("RUNNER_")
+        )
+
+    recorder.schema.tables = {t: set(c) for t, c in done.tables.items() if shipped(t)}
+    recorder.schema.indexes = {i: t for i, t in done.indexes.items() if shipped(i, t)}
+    recorder.schema.sequences = {q for q in done.sequences if shipped(q)}
+    recorder.schema.views = set(done.views)
+    recorder.schema.constraints = {c: t for c, t in done.constraints.items() if shipped(c, t)}
     recorder.schema.tables["_yoyo_migration"] = {"migration_hash", "migration_id"}
     recorder.schema.yoyo_ids = list(RENAMED)
-    assert migrate_on(recorder.connect) == []
+    assert migrate_on(recorder.connect) == ["0005_runner_tables"]
     created = [t for t in recorder.texts() if t.startswith(("CREATE", "ALTER", "DROP"))]
-    assert created == [sql.BOOKKEEPING_CREATE.text]
+    assert created[0] == sql.BOOKKEEPING_CREATE.text
+    assert all("RUNNER_" in text for text in created[1:])
+    assert len(created) == 5  # the bookkeeping table, then 0005's four objects
     assert applied_on(recorder.connect) == IDS
 
 

@@ -38,7 +38,8 @@ STEPS = [(m.id, s) for m in load_migrations() for s in m.steps]
 
 def test_every_shipped_id_maps_to_one_file_of_today() -> None:
     assert list(RENAMED) == SHIPPED
-    assert list(RENAMED.values()) == [m.id for m in load_migrations()]
+    # 0005 came after the rename, under its PostgreSQL twin's id from the start.
+    assert sorted([*RENAMED.values(), "0005_runner_tables"]) == [m.id for m in load_migrations()]
     on_disk = {path.name.split(".")[0] for path in MIGRATIONS_DIR.glob("*")}
     assert not on_disk & set(SHIPPED)
     assert not list(MIGRATIONS_DIR.glob("*.rollback.sql"))  # undo sits beside each step

@@ -18,6 +18,8 @@ from flightstate_mysql import create_coutmsgs, parse_mysql_dsn
 from flightstate_mysql.outbound import MySqlOutbound
 from flightstate_pg import PgStore
 from flightstate_pg.lease import PgLeaderLease
+from flightstate_pg.outbox import PgOutbox
+from flightstate_pg.queries import PgQueries
 from flightstate_pg.requests import request_schedule, request_status
 from flightstate_runner.config import RunnerConfig
 from flightstate_runner.housekeeping import Housekeeping
@@ -59,7 +61,9 @@ def _housekeeping(pg_db: str, aodb_dsn: str, stats: PumpStats | None, **settings
     config = RunnerConfig(pg_dsn=pg_db, mysql_dsn=aodb_dsn, **settings)  # type: ignore[arg-type]
     store = PgStore(pg_db, config.core(), state_cache_size=0)
     metrics = RunnerMetrics()
-    keeper = Housekeeping(config, store, pg_db, metrics=metrics, leading=lambda: stats,
+    queries = PgQueries(pg_db, config.core())
+    keeper = Housekeeping(config, queries, lambda: PgOutbox(pg_db), metrics=metrics,
+                          leading=lambda: stats,
                           log=logging.getLogger("test"),
                           wake=lambda: WAKES.append("dispatcher"))  # fmt: skip
     WAKES.clear()

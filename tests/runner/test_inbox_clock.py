@@ -29,6 +29,7 @@ from flightstate_core.memory import MemoryStore
 from flightstate_core.pump import Backoff, Pump, PumpSettings, ServiceProcessor
 from flightstate_mysql import MySqlInbox, create_cminmsgs, insert_messages, parse_mysql_dsn
 from flightstate_pg.inbox import PgInbox, create_inbox_table
+from flightstate_pg.queries import PgQueries
 from flightstate_runner import probes
 from flightstate_runner.config import RunnerConfig, load_config
 from flightstate_testing.seeded import build_flop
@@ -52,6 +53,15 @@ def _mysql_server(dsn: str, zone: str) -> str:
 
 def _pg_server(dsn: str, zone: str) -> str:
     return _with_query(dsn, "options=" + quote(f"-c TimeZone={zone}", safe=""))
+
+
+def _lag(config: RunnerConfig, store_dsn: str) -> probes.InboxLag:
+    """``probes.inbox_lag`` from the cursor 0, on queries of the store at *store_dsn*."""
+    queries = PgQueries(store_dsn, config.core())
+    try:
+        return probes.inbox_lag(config, queries, 0)
+    finally:
+        queries.close()
 
 
 def _flops(count: int) -> list[str]:
@@ -138,7 +148,7 @@ def test_the_head_age_is_measured_by_the_mysql_server(
 ) -> None:
     config = RunnerConfig(pg_dsn=pg_db, mysql_dsn=mysql_server, inbox_table=table,
                           airport_tz=AIRPORT)  # fmt: skip
-    lag = probes.inbox_lag(config, pg_db, 0)
+    lag = _lag(config, pg_db)
     assert lag.lag == 3
     assert lag.head_age_s is not None
     assert lag.head_age_s < SECONDS
@@ -163,7 +173,7 @@ def test_the_pg_table_inbox_reads_and_measures_on_its_server_clock(
         assert row.received_at is not None
         assert abs((datetime.now(UTC) - row.received_at).total_seconds()) < SECONDS
     config = RunnerConfig(pg_dsn=dsn, inbox_table=table, airport_tz=AIRPORT)
-    lag = probes.inbox_lag(config, dsn, 0)
+    lag = _lag(config, dsn)
     assert lag.head_age_s is not None
     assert lag.head_age_s < SECONDS
 
@@ -184,7 +194,7 @@ def test_a_configured_inbox_zone_is_trusted_for_wall_clock_stamps(
         conn.close()
     config = RunnerConfig(pg_dsn=pg_db, mysql_dsn=dsn, inbox_table=table, airport_tz=AIRPORT,
                           inbox_tz=AIRPORT)  # fmt: skip
-    lag = probes.inbox_lag(config, pg_db, 0)
+    lag = _lag(config, pg_db)
     assert lag.head_age_s is not None
     assert lag.head_age_s < SECONDS
     inbox = MySqlInbox(dsn, table=table, local_tz=AIRPORT, received_tz=AIRPORT)

@@ -58,7 +58,7 @@ def test_the_runner_pump_gets_the_polling_settings() -> None:
                                 "FLIGHTSTATE_POLL_QUIET_INTERVAL": "0.25",
                                 "FLIGHTSTATE_POLL_INTERVAL": "3"})  # fmt: skip
     store = MemoryStore()
-    services = Services(config, "", store, MemoryInbox(), store, None)  # type: ignore[arg-type]
+    services = Services(config, None, store, MemoryInbox(), store, None)  # type: ignore[arg-type]
     pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
     assert (pump.settings.active_poll, pump.settings.active_for) == (0.02, 5.0)
     assert pump.settings.idle_poll == 0.25
@@ -79,13 +79,13 @@ def test_the_read_ahead_gathers_by_default_and_the_setting_reaches_the_pump() ->
                               ({"FLIGHTSTATE_GATHER_INTERVAL": "0.02"}, 0.02)):  # fmt: skip
         config = load_config(None, {**environ, "FLIGHTSTATE_BATCH_MAX_BYTES": str(2**21)})
         assert config.gather_interval == interval
-        services = Services(config, "", store, MemoryInbox(), store, None)  # type: ignore[arg-type]
+        services = Services(config, None, store, MemoryInbox(), store, None)  # type: ignore[arg-type]
         pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
         assert pump.settings.gather_interval == interval
         assert pump.settings.gather_max_chars == 2**21  # the read budget bounds a gathered batch
         assert pump.settings.batch_max_records == 32_000  # and the decoded-record budget
     config = load_config(None, {"FLIGHTSTATE_BATCH_MAX_RECORDS": "5000"})
-    services = Services(config, "", store, MemoryInbox(), store, None)  # type: ignore[arg-type]
+    services = Services(config, None, store, MemoryInbox(), store, None)  # type: ignore[arg-type]
     pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
     assert pump.settings.batch_max_records == 5000
     for bad in ("-0.001", "3601", "nan", "often"):

@@ -10,8 +10,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from flightstate_core.domain.errors import ConfigError
+from flightstate_core.ports import BackendSettings
 from flightstate_core.pump import PumpStats
 from flightstate_pg import PgStore
+from flightstate_pg.backend import PgBackend
 from flightstate_pg.inbox import PgInbox
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
@@ -27,7 +29,8 @@ def test_the_budget_settings_reach_the_pump() -> None:
     config = load_config(None, {"FLIGHTSTATE_RETRY_BUDGET_ATTEMPTS": "4",
                                 "FLIGHTSTATE_RETRY_BUDGET_SECONDS": "7.5"})  # fmt: skip
     store = PgStore(NOWHERE)
-    services = Services(config, NOWHERE, store, PgInbox(NOWHERE), PgLeaderLease(NOWHERE),
+    backend = PgBackend(NOWHERE, BackendSettings())
+    services = Services(config, backend, store, PgInbox(NOWHERE), PgLeaderLease(NOWHERE),
                         PgOutbox(NOWHERE))  # fmt: skip
     pump = build_pump(services, RunnerMetrics(), until_idle=True, log=logging.getLogger("t"))
     assert (pump.settings.retry_budget_attempts, pump.settings.retry_budget_seconds) == (4, 7.5)
