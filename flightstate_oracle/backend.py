@@ -18,16 +18,26 @@ from typing import TYPE_CHECKING, Final
 import oracledb
 
 from flightstate_core.domain.errors import ConfigError, FlightstateError, TransientError
-from flightstate_core.ports import BackendOpener, BackendSettings, Inbox, StoreFailure
+from flightstate_core.ports import (
+    BackendOpener,
+    BackendSettings,
+    Inbox,
+    SessionWaits,
+    StoreFailure,
+)
+from flightstate_core.support.preflight import Check, leader_check
 from flightstate_oracle._errors import STORE_WIDE_CODES, translated
 from flightstate_oracle.lease import OracleLeaderLease
 from flightstate_oracle.migrate import migrate
 from flightstate_oracle.outbox import OracleOutbox
+from flightstate_oracle.preflight import store_checks
 from flightstate_oracle.queries import OracleQueries
 from flightstate_oracle.session import (
     CLIENT_DIR_ENV,
     OracleSettings,
+    connect,
     create_pool,
+    for_holder,
     init_thick_mode,
     parse_oracle_url,
 )
@@ -102,13 +112,21 @@ class OracleBackend:
         with self._lock:
             if self._pool is None:
                 try:
-                    self._pool = create_pool(self._where, self._settings.client_dir or None)
+                    self._pool = create_pool(self._session_settings(),
+                                             self._settings.client_dir or None)  # fmt: skip
                     with translated(), self._pool.acquire():
                         pass  # the pool opens lazily in thick mode: prove the login now
                 except FlightstateError as exc:
                     self._pool = None
                     raise _named(exc, self._where.dsn) from exc
             return self._pool
+
+    def _session_settings(self) -> OracleSettings:
+        """Sessions named after this process's lease holder (CLIENT_IDENTIFIER), when it
+        has one, so a standby can end them if this process freezes while it leads
+        (``flightstate_oracle.takeover``); an operator command's sessions keep the default."""
+        holder = self._settings.holder
+        return self._where if holder is None else for_holder(self._where, holder)
 
     def store(self, *, cache: bool = True) -> OracleStore:
         """A store on the shared pool (Oracle keeps no writer cache: *cache* is moot)."""
@@ -149,6 +167,16 @@ class OracleBackend:
     def failure(self, exc: BaseException) -> StoreFailure:
         """See ``failure_of``."""
         return failure_of(exc)
+
+    def checks(self, waits: SessionWaits) -> list[Check]:
+        """``flightstate_oracle.preflight.store_checks`` on this schema, and who leads. The
+        *waits* are the pool's own settings here, nothing the server holds to compare."""
+        found = store_checks(lambda: connect(self._session_settings(),
+                                             self._settings.client_dir or None),
+                             self._where.dsn)  # fmt: skip
+        if found[-1].name == "store schema" and found[-1].ok:
+            found.append(leader_check(self.lease().status()))
+        return found
 
     def close(self) -> None:
         """Close the shared pool (idempotent)."""

@@ -17,12 +17,21 @@ from psycopg.conninfo import conninfo_to_dict
 
 from flightstate_core.domain.errors import TransientError
 from flightstate_core.engine.budget import ReadBudget
-from flightstate_core.ports import BackendOpener, BackendSettings, Inbox, Outbox, StoreFailure
+from flightstate_core.ports import (
+    BackendOpener,
+    BackendSettings,
+    Inbox,
+    Outbox,
+    SessionWaits,
+    StoreFailure,
+)
+from flightstate_core.support.preflight import Check
 from flightstate_pg._errors import translated
 from flightstate_pg.inbox import PgInbox, create_inbox_table, insert_messages
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.migrate import migrate
 from flightstate_pg.outbox import PgOutbox
+from flightstate_pg.preflight import store_checks
 from flightstate_pg.queries import PgQueries
 from flightstate_pg.session import SessionLimits, holder_application_name, with_session_limits
 from flightstate_pg.store import PgStore
@@ -58,15 +67,17 @@ def failure_of(exc: BaseException) -> StoreFailure:
 def _session_dsn(dsn: str, settings: BackendSettings) -> str:
     """*dsn* with the bounded waits and ``application_name`` = the lease holder (a standby
     ends a frozen leader's sessions by it); without waits (an operator command) as given."""
-    waits = settings.waits
-    if waits is None:
+    if settings.waits is None:
         return dsn
-    limits = SessionLimits(lock_timeout=waits.lock_timeout,
-                           idle_in_transaction=waits.idle_in_transaction,
-                           statement_timeout=waits.statement_timeout,
-                           keepalive_idle=waits.keepalive_idle)  # fmt: skip
     app = holder_application_name(settings.holder) if settings.holder else ""
-    return with_session_limits(dsn, limits, application_name=app)
+    return with_session_limits(dsn, _limits(settings.waits), application_name=app)
+
+
+def _limits(waits: SessionWaits) -> SessionLimits:
+    return SessionLimits(lock_timeout=waits.lock_timeout,
+                         idle_in_transaction=waits.idle_in_transaction,
+                         statement_timeout=waits.statement_timeout,
+                         keepalive_idle=waits.keepalive_idle)  # fmt: skip
 
 
 class PgBackend:
@@ -131,6 +142,10 @@ class PgBackend:
     def failure(self, exc: BaseException) -> StoreFailure:
         """See ``failure_of``."""
         return failure_of(exc)
+
+    def checks(self, waits: SessionWaits) -> list[Check]:
+        """``flightstate_pg.preflight.store_checks`` with *waits* as the runner sets them."""
+        return store_checks(self.given_dsn, _limits(waits))
 
     def close(self) -> None:
         """Nothing shared to close: each adapter has its own connections."""

@@ -8,7 +8,7 @@ options would leave every wait unbounded); the server's clock; and who holds the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -18,7 +18,14 @@ from yoyo import read_migrations
 
 from flightstate_core.domain.errors import FlightstateError
 from flightstate_core.support.dsn import redact
-from flightstate_core.support.preflight import Check, failed, passed, skew_check
+from flightstate_core.support.preflight import (
+    Check,
+    failed,
+    leader_check,
+    passed,
+    schema_check,
+    skew_check,
+)
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.migrate import MIGRATIONS_DIR, applied_migrations
 from flightstate_pg.session import SessionLimits, with_session_limits
@@ -106,30 +113,12 @@ def _schema_check(dsn: str) -> Check:
         applied = applied_migrations(dsn)
     except FlightstateError as exc:
         return failed("store schema", _one_line(exc), "run `flightstate migrate`")
-    return schema_verdict(applied, expected)
-
-
-def schema_verdict(applied: Sequence[str], expected: Sequence[str]) -> Check:
-    """The schema check from the applied and the code's migration ids (both in order)."""
-    unknown = [i for i in applied if i not in expected]
-    if unknown:
-        return failed("store schema", f"migrated by a newer flightstate ({', '.join(unknown)})",
-                      "run the flightstate version that migrated it (or newer)")  # fmt: skip
-    pending = [i for i in expected if i not in applied]
-    if not pending:
-        return passed("store schema", f"at {expected[-1]} ({len(expected)} migrations)")
-    found = "no flightstate schema" if not applied else f"behind: {pending[0]} not applied"
-    return failed("store schema", found, "run `flightstate migrate`")
+    return schema_check(applied, expected)
 
 
 def _leader_check(dsn: str) -> Check:
     lease = PgLeaderLease(dsn)
     try:
-        status = lease.status()
+        return leader_check(lease.status())
     finally:
         lease.close()
-    if status is None or status[1] is None:
-        return passed("leader", "none yet")
-    epoch, holder, unexpired = status
-    state = "holds the lease" if unexpired else "held it; expired"
-    return passed("leader", f"{holder} {state} (epoch {epoch})")

@@ -17,7 +17,15 @@ from urllib.parse import urlsplit
 from flightstate_core.engine.lease_identity import instance_holder, new_instance
 from flightstate_core.memory._store import MemoryStore
 from flightstate_core.memory.queries import MemoryQueries, MemoryWorld
-from flightstate_core.ports import BackendOpener, BackendSettings, Inbox, Outbox, StoreFailure
+from flightstate_core.ports import (
+    BackendOpener,
+    BackendSettings,
+    Inbox,
+    Outbox,
+    SessionWaits,
+    StoreFailure,
+)
+from flightstate_core.support.preflight import Check, passed
 
 __all__ = ["MemoryBackend", "MemoryLease", "check_dsn", "forget", "open_backend"]
 
@@ -117,6 +125,10 @@ class MemoryBackend:
     def failure(self, exc: BaseException) -> StoreFailure:
         """The memory store is never unreachable and has no login."""
         return StoreFailure.OTHER
+
+    def checks(self, waits: SessionWaits) -> list[Check]:
+        """One line: there is no server, schema, clock or grant to check."""
+        return [passed("store", "memory, in this process (tests and demos only)")]
 
     def close(self) -> None:
         """The world outlives the backend (see the module docstring)."""

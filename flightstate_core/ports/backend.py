@@ -31,6 +31,7 @@ from flightstate_core.ports.lease import LeaderLease
 from flightstate_core.ports.outbox import Outbox
 from flightstate_core.ports.requests import Outbound, ReconcileReport, RequestStatusReport
 from flightstate_core.ports.store import BackfillQueue, FlightReader, StateStore
+from flightstate_core.support.preflight import Check
 
 __all__ = [
     "BackendOpener",
@@ -237,6 +238,11 @@ class StoreBackend(Protocol):
 
     def failure(self, exc: BaseException) -> StoreFailure:
         """What *exc* (a core error raised by this backend, or its cause) means."""
+
+    def checks(self, waits: SessionWaits) -> list[Check]:
+        """The store's deployment checks (``flightstate check``), read-only: reachable
+        (one failed check when not), schema at the code's migrations, the *waits* in effect
+        where the store applies them, clock, grants where the store can read them, leader."""
 
     def close(self) -> None:
         """End what the backend itself holds (a pool); adapters close on their own."""

@@ -9,12 +9,21 @@ pass redacted names (``flightstate_core.support.dsn.redact``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, tzinfo
 
 from attrs import frozen
 
-__all__ = ["Check", "all_passed", "failed", "passed", "skew_check", "zone_offset_check"]
+__all__ = [
+    "Check",
+    "all_passed",
+    "failed",
+    "leader_check",
+    "passed",
+    "schema_check",
+    "skew_check",
+    "zone_offset_check",
+]
 
 #: Clocks further apart than this make received-to-commit ages and lease expiry misleading.
 MAX_SKEW_S = 2.0
@@ -80,3 +89,28 @@ def zone_offset_check(
     if abs((server_offset - expected).total_seconds()) < _SAME_OFFSET_S:
         return passed(name, found)
     return failed(name, found, fix)
+
+
+def schema_check(applied: Sequence[str], expected: Sequence[str]) -> Check:
+    """The store's schema from its applied and the code's migration ids (both in order):
+    exactly the code's, behind it (run ``migrate``), or ahead of it (a newer flightstate
+    migrated it)."""
+    unknown = [i for i in applied if i not in expected]
+    if unknown:
+        return failed("store schema", f"migrated by a newer flightstate ({', '.join(unknown)})",
+                      "run the flightstate version that migrated it (or newer)")  # fmt: skip
+    pending = [i for i in expected if i not in applied]
+    if not pending:
+        return passed("store schema", f"at {expected[-1]} ({len(expected)} migrations)")
+    found = "no flightstate schema" if not applied else f"behind: {pending[0]} not applied"
+    return failed("store schema", found, "run `flightstate migrate`")
+
+
+def leader_check(status: tuple[int, str | None, bool] | None) -> Check:
+    """Who leads, from the lease row's (EPOCH, HOLDER, unexpired): information, never a
+    failure (a standby or a store nobody pumps yet is a healthy deployment)."""
+    if status is None or status[1] is None:
+        return passed("leader", "none yet")
+    epoch, holder, unexpired = status
+    state = "holds the lease" if unexpired else "held it; expired"
+    return passed("leader", f"{holder} {state} (epoch {epoch})")

@@ -8,7 +8,12 @@ from typing import Final
 
 from flightstate_oracle._sql.registry import register
 
-__all__ = ["GRANTED_OBJECT_PRIVILEGES", "GRANTED_SYSTEM_PRIVILEGES", "TABLESPACE_QUOTA"]
+__all__ = [
+    "GRANTED_OBJECT_PRIVILEGES",
+    "GRANTED_SYSTEM_PRIVILEGES",
+    "SERVER_CLOCK_UTC",
+    "TABLESPACE_QUOTA",
+]
 
 GRANTED_SYSTEM_PRIVILEGES: Final = register(
     "granted_system_privileges",
@@ -24,4 +29,9 @@ TABLESPACE_QUOTA: Final = register(
     "tablespace_quota",
     "SELECT COUNT(*) AS N FROM USER_TS_QUOTAS q JOIN USER_USERS u "
     "ON q.TABLESPACE_NAME = u.DEFAULT_TABLESPACE WHERE q.MAX_BYTES = -1 OR q.MAX_BYTES > q.BYTES",
+)
+
+#: The server's clock as UTC (``flightstate check`` compares it with the host's).
+SERVER_CLOCK_UTC: Final = register(
+    "server_clock_utc", "SELECT SYS_EXTRACT_UTC(SYSTIMESTAMP) AS NOW_UTC FROM DUAL"
 )

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from flightstate_core.support.preflight import Check, all_passed
+from flightstate_core.support.preflight import Check, all_passed, schema_check
 from flightstate_pg import migrate
 from flightstate_pg.lease import PgLeaderLease
-from flightstate_pg.preflight import schema_verdict, store_checks
+from flightstate_pg.preflight import store_checks
 from flightstate_pg.session import SessionLimits
 
 pytestmark = pytest.mark.pg
@@ -42,10 +42,10 @@ def test_a_schema_behind_or_missing_says_run_migrate(pg_db: str) -> None:
 
 
 def test_a_schema_from_a_newer_flightstate_is_named() -> None:
-    verdict = schema_verdict(["0001_a", "0002_b", "0003_c"], ["0001_a", "0002_b"])
+    verdict = schema_check(["0001_a", "0002_b", "0003_c"], ["0001_a", "0002_b"])
     assert not verdict.ok
     assert verdict.found == "migrated by a newer flightstate (0003_c)"
-    assert schema_verdict(["0001_a"], ["0001_a"]).ok
+    assert schema_check(["0001_a"], ["0001_a"]).ok
 
 
 def test_limits_overridden_by_the_dsn_are_named(pg_db: str) -> None:
