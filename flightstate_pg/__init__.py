@@ -10,8 +10,8 @@ engine's ``BatchTransaction``), ``PgOutbox`` (dispatch watermark, migration 0004
 (``republish``, ``flight_history``), ``migrate``, ``session`` (opening sessions:
 ``SessionLimits``, ``with_session_limits``, ``holder_application_name``), ``queries``
 (``PgQueries``: status probes, the runner's heartbeat) and ``backend`` (``open_backend``:
-the runner's ``StoreBackend``); and two without a twin: ``inbox`` (the PG-table inbox) and ``wakeup`` (commit wake-up). Nothing connects at
-import time.
+the runner's ``StoreBackend``); and two without a twin: ``inbox`` (the PG-table inbox)
+and ``wakeup`` (commit wake-up). Nothing connects at import time.
 
 Quirks of this backend, and what the code does about them:
 
