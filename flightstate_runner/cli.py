@@ -164,6 +164,33 @@ def migrate(ctx: click.Context) -> None:
 
 
 @cli.command()
+@click.pass_context
+@command
+def check(ctx: click.Context) -> None:
+    """Check the deployment: one line per check with its fix; exit 0 only if all pass."""
+    from flightstate_core.support.preflight import all_passed  # noqa: PLC0415
+    from flightstate_runner.sitekit import deployment_checks  # noqa: PLC0415
+
+    checks = deployment_checks(_config(ctx))
+    for found in checks:
+        click.echo(found.line())
+    sys.exit(0 if all_passed(checks) else EXIT_FAILED)
+
+
+@cli.command()
+@click.option("--store", "store_dsn", required=True,
+              help="The database to prove the store backend on (throwaway schemas in it).")
+@click.pass_context
+@command
+def selftest(ctx: click.Context, store_dsn: str) -> None:
+    """Run the store's contract suites on a database; report each item; leave nothing."""
+    from flightstate_runner.sitekit import run_selftest  # noqa: PLC0415
+
+    _config(ctx)  # logging as configured
+    sys.exit(0 if run_selftest(store_dsn, click.echo) else EXIT_FAILED)
+
+
+@cli.command()
 @click.option("--until-idle", is_flag=True, help="Exit 0 once the inbox and outbox are drained.")
 @click.option("--metrics-port", type=int, help="Serve Prometheus /metrics on this port.")
 @click.option("--metrics-bind", help="Address the metrics endpoint binds (default 127.0.0.1).")

@@ -8,8 +8,8 @@ __all__ = ["GROUPS", "HELP"]
 
 #: The reference's sections, in order, and the settings each lists.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Connections", ("pg_dsn", "mysql_dsn", "inbox_table", "kafka_bootstrap",
-                     "topic_schd", "topic_msg")),
+    ("Connections", ("store_dsn", "pg_dsn", "oracle_client_dir", "mysql_dsn", "inbox_table",
+                     "kafka_bootstrap", "topic_schd", "topic_msg")),
     ("The airport's clock", ("airport_tz", "inbox_tz", "opday_cutover")),
     ("Reading the inbox", ("batch_size", "batch_max_bytes", "batch_max_records",
                            "poll_active_interval", "poll_active_period", "poll_quiet_interval",
@@ -32,8 +32,13 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )  # fmt: skip
 
 HELP: dict[str, str] = {
+    "store_dsn": "The state store; its scheme picks the backend: `postgresql://user@host/db`, "
+    "`oracle://user:pass@host:1521/service` (Oracle 11g, needs Oracle Client 19+) or "
+    "`memory://name` (tests). Unset: `pg_dsn`; neither: `demo` starts an embedded PostgreSQL.",
     "pg_dsn": "The PostgreSQL state store, `postgresql://user@host:5432/db` or a libpq "
-    "`key=value` string. Unset: `demo` starts an embedded server; other commands need it.",
+    "`key=value` string: the alias `store_dsn` had before it existed (both set: they must agree).",
+    "oracle_client_dir": "Where the Oracle Client libraries are (python-oracledb thick mode, "
+    "needed for 11g). Empty: the system library path.",
     "mysql_dsn": "The AODB's MySQL/MariaDB inbox, `mysql://user:pass@host:3306/db`. Unset: the "
     "inbox is a PostgreSQL table in the store database (demos and tests).",
     "inbox_table": "The inbox table's name (a plain identifier, at most 30 characters).",
