@@ -118,8 +118,11 @@ def _table_check(table: str, columns: set[str]) -> Check:
                       "FLIGHTSTATE_INBOX_TABLE")  # fmt: skip
     missing = [c for c in dict.fromkeys((*READ_COLUMNS, *WRITTEN_COLUMNS)) if c not in columns]
     if missing:
-        return failed(name, f"missing column(s) {', '.join(missing)}",
-                      "the table must have the inbox layout the AODB interface writes")  # fmt: skip
+        # information_schema shows an account only the columns it holds a privilege on, so
+        # a column may be missing or merely invisible: the grants line tells which.
+        return failed(name, f"missing or not visible to this account: {', '.join(missing)}",
+                      "the table must have the inbox layout the AODB interface writes, and "
+                      "the account the grants below")  # fmt: skip
     return passed(name, f"{len(columns)} columns, the pump's all present")
 
 

@@ -8,7 +8,10 @@ off ``sys.path``:
 - ``[runner]``: ``flightstate demo`` works with no service configured or reachable (it
   runs in a network namespace of its own where it can);
 - ``[testing]``: a test file outside the repository uses the pytest plugin against the real
-  services (PostgreSQL, MariaDB, a tansu broker) and passes, with nothing skipped.
+  services (PostgreSQL, MariaDB, a tansu broker) and passes, with nothing skipped;
+- ``[runner,testing]``: the site kit: ``flightstate check`` passes on a healthy deployment
+  and names each break with its fix; ``flightstate selftest --store`` proves a database and
+  leaves nothing in it.
 """
 
 from __future__ import annotations
@@ -20,13 +23,22 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pymysql
 import pytest
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
+from flightstate_mysql import create_cminmsgs, parse_mysql_dsn
+from flightstate_pg import migrate
+from flightstate_testing import postgres
 from tests.fixtures.corpus import REPO_ROOT
 from tests.fixtures.readme import EMBEDDING, code_blocks
 from tests.fixtures.services import DEFAULT_MYSQL_DSN
+from tests.fixtures.site import limited_user, schemas, server_zone
+from tests.fixtures.util import unique_name
 
 pytestmark = pytest.mark.slow
 
@@ -157,3 +169,139 @@ def test_plugin_in_a_fresh_venv_against_real_services(
                 cwd=project, env=env)  # fmt: skip
     assert "6 passed" in done.stdout, done.stdout
     assert "skipped" not in done.stdout
+
+
+def _attempt(
+    argv: list[str], *, cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def _failed_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+    assert done.returncode == 1, done.stdout + done.stderr
+    return [line for line in done.stdout.splitlines() if line.startswith("\u2718 ")]
+
+
+@pytest.fixture
+def site(
+    dists: dict[str, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+    pg_server_dsn: str,
+    mysql_dsn: str,
+    kafka_bootstrap: str,
+) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A healthy deployment (a migrated store, the inbox table, provisioned topics, the
+    airport at the inbox server's zone) and the `flightstate` of a fresh venv with the wheel's
+    runner and testing extras; yields (bin dir, its environment)."""
+    home = tmp_path_factory.mktemp("site")
+    bin_dir = _venv(home / "venv", f"{dists['wheel']}[runner,testing]")
+    store = postgres.create_database(pg_server_dsn)
+    with pymysql.connect(**parse_mysql_dsn(mysql_dsn)) as conn:
+        create_cminmsgs(conn, "cminmsgs")
+    env = _clean_env(
+        FLIGHTSTATE_STORE_DSN=store,
+        FLIGHTSTATE_MYSQL_DSN=mysql_dsn,
+        FLIGHTSTATE_KAFKA_BOOTSTRAP=kafka_bootstrap,
+        FLIGHTSTATE_AIRPORT_TZ=server_zone(mysql_dsn),
+        FLIGHTSTATE_TOPIC_SCHD=unique_name("site_schd"),
+        FLIGHTSTATE_TOPIC_MSG=unique_name("site_msg"),
+    )
+    for command in ("migrate", "topics"):
+        _run([str(bin_dir / "flightstate"), command], cwd=home, env=env)
+    yield bin_dir, env
+    postgres.drop_database(pg_server_dsn, store)
+
+
+def test_check_passes_on_a_healthy_site_and_names_each_break(
+    site: tuple[Path, dict[str, str]], pg_server_dsn: str, mysql_dsn: str, kafka_bootstrap: str
+) -> None:
+    bin_dir, env = site
+    check = [str(bin_dir / "flightstate"), "check"]
+    healthy = _run(check, cwd=bin_dir, env=env).stdout.splitlines()
+    assert len(healthy) > 10
+    assert all(line.startswith("\u2714 ") for line in healthy), healthy
+
+    utc_elsewhere = "Asia/Shanghai" if env["FLIGHTSTATE_AIRPORT_TZ"] != "Etc/GMT-8" else "UTC"
+    zone = _failed_lines(
+        _attempt(check, cwd=bin_dir, env={**env, "FLIGHTSTATE_AIRPORT_TZ": utc_elsewhere})
+    )
+    assert [line.split(":")[0] for line in zone] == ["\u2718 inbox time zone"]
+
+    missing = unique_name("nowhere")
+    topic = _failed_lines(
+        _attempt(check, cwd=bin_dir, env={**env, "FLIGHTSTATE_TOPIC_MSG": missing})
+    )
+    assert topic == [
+        f"\u2718 topic {missing}: missing \u2014 run `flightstate topics` (or create "
+        "it as the deployment guide says)"
+    ]
+
+    plain = unique_name("plain_schd")
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})  # kept until the topic exists
+    admin.create_topics([NewTopic(plain, 1, 1)])[plain].result(10)
+    compaction = _failed_lines(
+        _attempt(check, cwd=bin_dir, env={**env, "FLIGHTSTATE_TOPIC_SCHD": plain})
+    )
+    assert [line.split(":")[0] for line in compaction] == [f"\u2718 topic {plain} compaction"]
+
+    behind = postgres.create_database(pg_server_dsn)
+    try:
+        migrate(behind, "0005_runner_tables")
+        schema = _failed_lines(
+            _attempt(check, cwd=bin_dir, env={**env, "FLIGHTSTATE_STORE_DSN": behind})
+        )
+    finally:
+        postgres.drop_database(pg_server_dsn, behind)
+    assert schema == [
+        "\u2718 store schema: behind: 0006_write_path not applied \u2014 run `flightstate migrate`"
+    ]
+
+    with limited_user(mysql_dsn, "cminmsgs") as reader:
+        grants = _failed_lines(
+            _attempt(check, cwd=bin_dir, env={**env, "FLIGHTSTATE_MYSQL_DSN": reader})
+        )
+    # The account sees only the columns it may read: the table line says so, and the
+    # grants line names what to grant.
+    assert [line.split(":")[0] for line in grants] == [
+        "\u2718 inbox table cminmsgs",
+        grants[1].split(":")[0],
+    ]
+    assert grants[1].startswith("\u2718 grants of ")
+    assert "missing UPDATE (CMINMSGS_DATE_PROCESSED)" in grants[1]
+
+
+def test_selftest_proves_a_store_and_leaves_nothing(
+    site: tuple[Path, dict[str, str]], pg_server_dsn: str
+) -> None:
+    bin_dir, env = site
+    target = postgres.create_database(pg_server_dsn)
+    try:
+        before = schemas(target)
+        done = _run(
+            [str(bin_dir / "flightstate"), "selftest", "--store", target],
+            cwd=bin_dir,
+            env=env,
+            timeout=900,
+        )
+        assert schemas(target) == before
+    finally:
+        postgres.drop_database(pg_server_dsn, target)
+    lines = done.stdout.splitlines()
+    assert lines[-1].startswith("selftest passed: ")
+    assert all(line.startswith("\u2714 ") for line in lines[:-1])
+    absent = _attempt(
+        [
+            str(bin_dir / "flightstate"),
+            "selftest",
+            "--store",
+            "postgresql://site:s3cret@127.0.0.1:1/store",
+        ],
+        cwd=bin_dir,
+        env=env,
+    )
+    assert absent.returncode == 1
+    assert absent.stderr.strip().count("\n") == 0
+    assert "store not reachable at 127.0.0.1:1/store" in absent.stderr
+    assert "s3cret" not in absent.stderr
