@@ -30,7 +30,12 @@ from typing import Final
 
 import oracledb
 
-from flightstate_core.domain.errors import FlightstateError, PermanentError, TransientError
+from flightstate_core.domain.errors import (
+    FlightstateError,
+    PermanentError,
+    TransientError,
+    prefixed,
+)
 
 __all__ = [
     "PERMANENT_CODES",
@@ -117,14 +122,5 @@ def translated(what: str = "") -> Iterator[None]:
         yield
     except oracledb.Error as exc:
         error = classify(exc)
-        if what:
-            error = _prefixed(error, what)
-        raise error from exc
+        raise prefixed(error, what) from exc
 
-
-def _prefixed(error: FlightstateError, what: str) -> FlightstateError:
-    """*error* with its text prefixed by *what* (a transient one keeps its code)."""
-    if isinstance(error, TransientError):
-        return TransientError(f"{what}: {error}", code=error.code,
-                              store_wide=error.store_wide)  # fmt: skip
-    return type(error)(f"{what}: {error}")

@@ -13,7 +13,12 @@ from typing import Final
 
 import psycopg
 
-from flightstate_core.domain.errors import FlightstateError, PermanentError, TransientError
+from flightstate_core.domain.errors import (
+    FlightstateError,
+    PermanentError,
+    TransientError,
+    prefixed,
+)
 
 __all__ = ["DISCARD_CODES", "classify", "discard_after", "translated"]
 
@@ -79,14 +84,5 @@ def translated(what: str = "") -> Iterator[None]:
         yield
     except psycopg.Error as exc:
         error = classify(exc)
-        if what:
-            error = _prefixed(error, what)
-        raise error from exc
+        raise prefixed(error, what) from exc
 
-
-def _prefixed(error: FlightstateError, what: str) -> FlightstateError:
-    """*error* with its text prefixed by *what* (a transient one keeps its code)."""
-    if isinstance(error, TransientError):
-        return TransientError(f"{what}: {error}", code=error.code,
-                              store_wide=error.store_wide)  # fmt: skip
-    return type(error)(f"{what}: {error}")

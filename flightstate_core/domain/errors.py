@@ -13,6 +13,7 @@ __all__ = [
     "PermanentError",
     "ProtocolError",
     "TransientError",
+    "prefixed",
 ]
 
 
@@ -73,3 +74,14 @@ def _transient(
 ) -> TransientError:
     """Unpickle a ``TransientError`` (or subclass) with its keyword attributes."""
     return kind(message, code=code, store_wide=store_wide)
+
+
+def prefixed(error: FlightstateError, what: str) -> FlightstateError:
+    """*error* with its text prefixed by *what* was being done (a transient one keeps its
+    code and reach): how each adapter's ``translated(what)`` names the operation."""
+    if not what:
+        return error
+    if isinstance(error, TransientError):
+        return TransientError(f"{what}: {error}", code=error.code,
+                              store_wide=error.store_wide)  # fmt: skip
+    return type(error)(f"{what}: {error}")
