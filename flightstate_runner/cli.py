@@ -26,6 +26,7 @@ from flightstate_core.domain.errors import ConfigError, FlightstateError
 from flightstate_core.ports import StoreBackend, StoreFailure
 from flightstate_runner.config import RunnerConfig, load_config, redact
 from flightstate_runner.logs import configure_logging
+from flightstate_runner.version import print_version
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("flightstate.runner")
@@ -107,6 +108,8 @@ def _safe(exc: BaseException) -> str:
 @click.option("--inbox-table", help="Inbox table name (default cminmsgs).")
 @click.option("--log-level", help="DEBUG, INFO, WARNING or ERROR.")
 @click.option("--text-logs", is_flag=True, help="Plain text logs instead of JSON lines.")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=print_version,
+              help="Print the installed version and exit.")  # fmt: skip
 @click.pass_context
 def cli(ctx: click.Context, /, config_path: Path | None, text_logs: bool, **options: Any) -> None:
     """flightstate: SIS XML inbox -> flight state in PostgreSQL or Oracle -> Kafka."""
