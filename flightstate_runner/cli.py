@@ -17,7 +17,6 @@ import sys
 import time
 from collections.abc import Callable
 from functools import wraps
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -26,7 +25,7 @@ from flightstate_core.domain.errors import ConfigError, FlightstateError
 from flightstate_core.ports import StoreBackend, StoreFailure
 from flightstate_runner.config import RunnerConfig, load_config, redact
 from flightstate_runner.logs import configure_logging
-from flightstate_runner.version import print_version
+from flightstate_runner.options import FlightstateGroup, global_options, shared
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("flightstate.runner")
@@ -36,10 +35,11 @@ EXIT_FAILED = 1
 
 
 def _config(ctx: click.Context, **more: object) -> RunnerConfig:
-    options = dict(ctx.obj["options"])
+    obj = shared(ctx)
+    options = dict(obj["options"])
     options.update({k: v for k, v in more.items() if v is not None})
-    config = load_config(ctx.obj["path"], **options)
-    configure_logging(config.log_level, json_lines=ctx.obj["json_logs"])
+    config = load_config(obj["path"], **options)
+    configure_logging(config.log_level, json_lines=obj["json_logs"])
     logging.getLogger("yoyo").setLevel(logging.WARNING)  # one line per migration step
     return config
 
@@ -85,35 +85,14 @@ def _safe(exc: BaseException) -> str:
     return str(redact(str(exc)))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    help="TOML file (table [flightstate] or top level).",
-)
-@click.option(
-    "--store-dsn",
-    help="State store: postgresql://, oracle://user:pw@host:port/service or memory:// "
-    "(FLIGHTSTATE_STORE_DSN).",
-)
-@click.option("--pg-dsn", help="PostgreSQL state store, alias of --store-dsn (FLIGHTSTATE_PG_DSN).")
-@click.option(
-    "--oracle-client-dir", help="Oracle Client libraries (FLIGHTSTATE_ORACLE_CLIENT_DIR)."
-)
-@click.option("--mysql-dsn", help="MySQL/MariaDB inbox, mysql://... (FLIGHTSTATE_MYSQL_DSN).")
-@click.option("--kafka-bootstrap", help="Kafka bootstrap host:port (FLIGHTSTATE_KAFKA_BOOTSTRAP).")
-@click.option("--airport-tz", help="Airport time zone (default Asia/Shanghai).")
-@click.option("--opday-cutover", help="Operation-day cut-over HH:MM (default 00:00).")
-@click.option("--inbox-table", help="Inbox table name (default cminmsgs).")
-@click.option("--log-level", help="DEBUG, INFO, WARNING or ERROR.")
-@click.option("--text-logs", is_flag=True, help="Plain text logs instead of JSON lines.")
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=print_version,
-              help="Print the installed version and exit.")  # fmt: skip
+@click.group(cls=FlightstateGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@global_options
 @click.pass_context
-def cli(ctx: click.Context, /, config_path: Path | None, text_logs: bool, **options: Any) -> None:
-    """flightstate: SIS XML inbox -> flight state in PostgreSQL or Oracle -> Kafka."""
-    ctx.obj = {"path": config_path, "options": options, "json_logs": not text_logs}
+def cli(ctx: click.Context) -> None:
+    """flightstate: SIS XML inbox -> flight state in PostgreSQL or Oracle -> Kafka.
+
+    The global options may come before the command or after it."""
+    shared(ctx)
 
 
 # ---------------------------------------------------------------------- demo
@@ -181,16 +160,20 @@ def check(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.option("--store", "store_dsn", required=True,
-              help="The database to prove the store backend on (throwaway schemas in it).")
+@click.option(
+    "--store",
+    "database",
+    required=True,
+    help="The database to prove the store backend on (throwaway schemas in it).",
+)
 @click.pass_context
 @command
-def selftest(ctx: click.Context, store_dsn: str) -> None:
+def selftest(ctx: click.Context, database: str) -> None:
     """Run the store's contract suites on a database; report each item; leave nothing."""
     from flightstate_runner.sitekit import run_selftest  # noqa: PLC0415
 
     _config(ctx)  # logging as configured
-    sys.exit(0 if run_selftest(store_dsn, click.echo) else EXIT_FAILED)
+    sys.exit(0 if run_selftest(database, click.echo) else EXIT_FAILED)
 
 
 @cli.command()
