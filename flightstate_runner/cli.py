@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ import click
 from flightstate_core.domain.errors import ConfigError, FlightstateError
 from flightstate_core.ports import StoreBackend, StoreFailure
 from flightstate_runner.config import RunnerConfig, load_config, redact
+from flightstate_runner.environment import warn_unknown_variables
 from flightstate_runner.logs import configure_logging
 from flightstate_runner.options import FlightstateGroup, global_options, shared
 
@@ -40,6 +42,9 @@ def _config(ctx: click.Context, **more: object) -> RunnerConfig:
     options.update({k: v for k, v in more.items() if v is not None})
     config = load_config(obj["path"], **options)
     configure_logging(config.log_level, json_lines=obj["json_logs"])
+    if "environment_checked" not in obj:  # once per invocation, a command may load twice
+        obj["environment_checked"] = True
+        warn_unknown_variables(os.environ, log)
     logging.getLogger("yoyo").setLevel(logging.WARNING)  # one line per migration step
     return config
 
