@@ -228,6 +228,19 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     sys.exit(code)
 
 
+@cli.command("config")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@click.pass_context
+@command
+def show_config(ctx: click.Context, as_json: bool) -> None:
+    """Each setting's value in effect and its source (default, file, environment, option)."""
+    from flightstate_runner import show_config as shown  # noqa: PLC0415
+
+    obj = shared(ctx)
+    settings = shown.effective_settings(_config(ctx), obj["path"], os.environ, obj["options"])
+    click.echo(shown.render_json(settings) if as_json else shown.render_text(settings))
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
 @click.pass_context

@@ -27,7 +27,9 @@ from flightstate_core.engine.budget import DEFAULT_BATCH_MAX_BYTES, DEFAULT_BATC
 from flightstate_core.support.dsn import check_url_credentials, redact
 from flightstate_runner.backends import check_dsn, scheme_of
 
-__all__ = ["ENV_PREFIX", "RunnerConfig", "check_number", "load_config", "redact"]
+__all__ = [
+    "ENV_PREFIX", "RunnerConfig", "check_number", "config_layers", "load_config", "redact",
+]  # fmt: skip
 
 ENV_PREFIX = "FLIGHTSTATE_"
 _MIB = 1024 * 1024
@@ -312,6 +314,27 @@ def _from_env(environ: Mapping[str, str]) -> dict[str, object]:
     return _known(found, "environment")
 
 
+def config_layers(
+    path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> list[tuple[str, dict[str, object]]]:
+    """The settings each source sets, lowest precedence first: ``("file", ...)`` (the TOML
+    file, table ``[flightstate]`` or top level), ``("environment", ...)`` (``FLIGHTSTATE_*``),
+    ``("option", ...)`` (explicit overrides: CLI options)."""
+    layers: list[tuple[str, dict[str, object]]] = []
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"config file {path}: {exc}") from exc
+        layers.append(("file", _known(data.get("flightstate", data), f"config file {path}")))
+    layers.append(("environment", _from_env(os.environ if environ is None else environ)))
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    layers.append(("option", _known(given, "options")))
+    return layers
+
+
 def load_config(
     path: Path | None = None,
     environ: Mapping[str, str] | None = None,
@@ -320,16 +343,7 @@ def load_config(
     """Defaults, then the TOML file (table ``[flightstate]`` or top level), then
     ``FLIGHTSTATE_*`` variables, then explicit overrides (CLI options)."""
     config = RunnerConfig()
-    layers: list[dict[str, object]] = []
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"config file {path}: {exc}") from exc
-        layers.append(_known(data.get("flightstate", data), f"config file {path}"))
-    layers.append(_from_env(os.environ if environ is None else environ))
-    layers.append(_known({k: v for k, v in overrides.items() if v is not None}, "options"))
-    for layer in layers:
+    for _source, layer in config_layers(path, environ, overrides):
         try:
             config = evolve(config, **layer)  # type: ignore[arg-type]  # values checked by attrs
         except (TypeError, ValueError) as exc:

@@ -46,6 +46,9 @@ Every setting of the `flightstate` command. Each is read, in this order, the lat
 4. command-line options (`flightstate --help`, `flightstate run --help`), before the
    command or after it.
 
+`flightstate config` prints each setting's value in effect and where it came from
+(`--json`: one JSON document), DSN passwords redacted.
+
 A value that does not parse or is out of its range stops the command with exit code 2 and
 one line naming the setting. Every number must be finite (`nan` and `inf` are refused); a
 range `(a, b]` excludes `a`. Durations are in seconds unless the name says days or hours;
