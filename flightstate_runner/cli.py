@@ -26,6 +26,7 @@ from flightstate_core.domain.errors import ConfigError, FlightstateError
 from flightstate_core.ports import StoreBackend, StoreFailure
 from flightstate_runner.config import RunnerConfig, load_config, redact
 from flightstate_runner.environment import warn_unknown_variables
+from flightstate_runner.inputs import FLID, OUTPUT_FILE, SEED, STORE_DSN, count, finite
 from flightstate_runner.logs import configure_logging
 from flightstate_runner.options import FlightstateGroup, global_options, shared
 
@@ -104,11 +105,14 @@ def cli(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.option("--messages", default=3000, show_default=True, help="Generated messages.")
-@click.option("--flights", default=300, show_default=True, help="Flights in the schedule.")
-@click.option("--seed", default=1, show_default=True)
-@click.option("--show", default=2, show_default=True, help="Flights printed in full.")
-@click.option("--summary-json", type=click.Path(), help="Also write the summary here.")
+@click.option("--messages", type=count(1, 1_000_000), default=3000, show_default=True,
+              help="Generated messages.")  # fmt: skip
+@click.option("--flights", type=count(1, 100_000), default=300, show_default=True,
+              help="Flights in the schedule.")  # fmt: skip
+@click.option("--seed", type=SEED, default=1, show_default=True)
+@click.option("--show", type=count(0, 100_000), default=2, show_default=True,
+              help="Flights printed in full.")  # fmt: skip
+@click.option("--summary-json", type=OUTPUT_FILE, help="Also write the summary here.")
 @click.option(
     "--keep",
     is_flag=True,
@@ -168,6 +172,7 @@ def check(ctx: click.Context) -> None:
 @click.option(
     "--store",
     "database",
+    type=STORE_DSN,
     required=True,
     help="The database to prove the store backend on (throwaway schemas in it).",
 )
@@ -183,7 +188,9 @@ def selftest(ctx: click.Context, database: str) -> None:
 
 @cli.command()
 @click.option("--until-idle", is_flag=True, help="Exit 0 once the inbox and outbox are drained.")
-@click.option("--metrics-port", type=int, help="Serve Prometheus /metrics on this port.")
+@click.option(
+    "--metrics-port", type=count(1, 65535), help="Serve Prometheus /metrics on this port."
+)
 @click.option("--metrics-bind", help="Address the metrics endpoint binds (default 127.0.0.1).")
 @click.option("--holder", help="Lease holder name (default host:pid).")
 @click.pass_context
@@ -255,7 +262,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("message_id", type=int)
+@click.argument("message_id", type=count(1, 2**63 - 1))
 @click.pass_context
 @command
 def requeue(ctx: click.Context, message_id: int) -> None:
@@ -285,7 +292,7 @@ def requeue(ctx: click.Context, message_id: int) -> None:
 
 
 @cli.command()
-@click.argument("flid")
+@click.argument("flid", type=FLID)
 @click.option(
     "--json",
     "as_json",
@@ -329,9 +336,9 @@ def inbox_init(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.option("--messages", default=5000, show_default=True)
-@click.option("--flights", default=300, show_default=True)
-@click.option("--seed", default=1, show_default=True)
+@click.option("--messages", type=count(1, 10_000_000), default=5000, show_default=True)
+@click.option("--flights", type=count(1, 100_000), default=300, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
 @click.pass_context
 @command
 def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None:
@@ -353,7 +360,7 @@ def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None
 @cli.command()
 @click.option(
     "--timeout",
-    type=float,
+    type=finite(0, 3600, low_open=True),
     default=10.0,
     show_default=True,
     help="Seconds to wait for a broker to answer.",

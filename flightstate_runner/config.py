@@ -140,6 +140,27 @@ def _transactional_id(instance: object, attribute: Any, value: str) -> None:
         raise ConfigError(f"{attribute.name}: {value!r} is not 1-200 of A-Z a-z 0-9 . _ -")
 
 
+def _holder(instance: object, attribute: Any, value: str) -> None:
+    if not value.strip() or not value.isprintable() or len(value) > 200:  # noqa: PLR2004
+        raise ConfigError(f"{attribute.name}: {value!r} is not 1-200 printable characters")
+
+
+_BROKER = re.compile(r"(?:[A-Za-z]+://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})")
+
+
+def _bootstrap(instance: object, attribute: Any, value: str | None) -> None:
+    """``host:port[,host:port]`` (a ``PLAINTEXT://`` scheme allowed), as documented."""
+    for broker in (value or "").split(",") if value else ():
+        match = _BROKER.fullmatch(broker.strip())
+        if not match or not 0 < int(match[1]) < 65536:  # noqa: PLR2004 - TCP ports
+            raise ConfigError(f"{attribute.name}: {broker!r} is not host:port")
+
+
+def _directory(instance: object, attribute: Any, value: str) -> None:
+    if value and not Path(value).is_dir():
+        raise ConfigError(f"{attribute.name}: {value!r} is not a directory")
+
+
 @frozen
 class RunnerConfig:
     """Every runner setting. ``store_dsn`` chooses the store by its scheme (``pg_dsn`` is
@@ -150,7 +171,7 @@ class RunnerConfig:
     store_dsn: str | None = field(default=None, validator=_store_dsn)
     pg_dsn: str | None = field(default=None, validator=_pg_dsn)
     mysql_dsn: str | None = field(default=None, validator=_mysql_dsn)
-    kafka_bootstrap: str | None = None
+    kafka_bootstrap: str | None = field(default=None, validator=_bootstrap)
     airport_tz: str = "Asia/Shanghai"
     # zone of the inbox's DATE_RECEIVED; "" = the inbox server's own clock (read with each
     # row), never assumed to be airport_tz (docs/design.md "Operator view")
@@ -222,8 +243,8 @@ class RunnerConfig:
     gap_reconcile_window: int = field(default=100_000, validator=in_range(1, 100_000_000))
     log_level: str = field(default="INFO", validator=_level)
     # Oracle Client libraries (thick mode, needed for 11.2); "" = the system library path
-    oracle_client_dir: str = ""
-    holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
+    oracle_client_dir: str = field(default="", validator=_directory)
+    holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}", validator=_holder)
 
     def takeover_bound(self) -> float:
         """Seconds after a leader freezes (even inside a transaction) within which a
