@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
 from functools import wraps
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -25,7 +25,10 @@ import click
 from flightstate_core.domain.errors import ConfigError, FlightstateError
 from flightstate_core.ports import StoreBackend, StoreFailure
 from flightstate_runner.config import RunnerConfig, load_config, redact
+from flightstate_runner.environment import warn_unknown_variables
+from flightstate_runner.inputs import FLID, OUTPUT_FILE, SEED, STORE_DSN, count, finite
 from flightstate_runner.logs import configure_logging
+from flightstate_runner.options import FlightstateGroup, global_options, shared
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("flightstate.runner")
@@ -35,10 +38,14 @@ EXIT_FAILED = 1
 
 
 def _config(ctx: click.Context, **more: object) -> RunnerConfig:
-    options = dict(ctx.obj["options"])
+    obj = shared(ctx)
+    options = dict(obj["options"])
     options.update({k: v for k, v in more.items() if v is not None})
-    config = load_config(ctx.obj["path"], **options)
-    configure_logging(config.log_level, json_lines=ctx.obj["json_logs"])
+    config = load_config(obj["path"], **options)
+    configure_logging(config.log_level, json_lines=obj["json_logs"])
+    if "environment_checked" not in obj:  # once per invocation, a command may load twice
+        obj["environment_checked"] = True
+        warn_unknown_variables(os.environ, log)
     logging.getLogger("yoyo").setLevel(logging.WARNING)  # one line per migration step
     return config
 
@@ -84,44 +91,28 @@ def _safe(exc: BaseException) -> str:
     return str(redact(str(exc)))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    help="TOML file (table [flightstate] or top level).",
-)
-@click.option(
-    "--store-dsn",
-    help="State store: postgresql://, oracle://user:pw@host:port/service or memory:// "
-    "(FLIGHTSTATE_STORE_DSN).",
-)
-@click.option("--pg-dsn", help="PostgreSQL state store, alias of --store-dsn (FLIGHTSTATE_PG_DSN).")
-@click.option(
-    "--oracle-client-dir", help="Oracle Client libraries (FLIGHTSTATE_ORACLE_CLIENT_DIR)."
-)
-@click.option("--mysql-dsn", help="MySQL/MariaDB inbox, mysql://... (FLIGHTSTATE_MYSQL_DSN).")
-@click.option("--kafka-bootstrap", help="Kafka bootstrap host:port (FLIGHTSTATE_KAFKA_BOOTSTRAP).")
-@click.option("--airport-tz", help="Airport time zone (default Asia/Shanghai).")
-@click.option("--opday-cutover", help="Operation-day cut-over HH:MM (default 00:00).")
-@click.option("--inbox-table", help="Inbox table name (default cminmsgs).")
-@click.option("--log-level", help="DEBUG, INFO, WARNING or ERROR.")
-@click.option("--text-logs", is_flag=True, help="Plain text logs instead of JSON lines.")
+@click.group(cls=FlightstateGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@global_options
 @click.pass_context
-def cli(ctx: click.Context, /, config_path: Path | None, text_logs: bool, **options: Any) -> None:
-    """flightstate: SIS XML inbox -> flight state in PostgreSQL or Oracle -> Kafka."""
-    ctx.obj = {"path": config_path, "options": options, "json_logs": not text_logs}
+def cli(ctx: click.Context) -> None:
+    """flightstate: SIS XML inbox -> flight state in PostgreSQL or Oracle -> Kafka.
+
+    The global options may come before the command or after it."""
+    shared(ctx)
 
 
 # ---------------------------------------------------------------------- demo
 
 
 @cli.command()
-@click.option("--messages", default=3000, show_default=True, help="Generated messages.")
-@click.option("--flights", default=300, show_default=True, help="Flights in the schedule.")
-@click.option("--seed", default=1, show_default=True)
-@click.option("--show", default=2, show_default=True, help="Flights printed in full.")
-@click.option("--summary-json", type=click.Path(), help="Also write the summary here.")
+@click.option("--messages", type=count(1, 1_000_000), default=3000, show_default=True,
+              help="Generated messages.")  # fmt: skip
+@click.option("--flights", type=count(1, 100_000), default=300, show_default=True,
+              help="Flights in the schedule.")  # fmt: skip
+@click.option("--seed", type=SEED, default=1, show_default=True)
+@click.option("--show", type=count(0, 100_000), default=2, show_default=True,
+              help="Flights printed in full.")  # fmt: skip
+@click.option("--summary-json", type=OUTPUT_FILE, help="Also write the summary here.")
 @click.option(
     "--keep",
     is_flag=True,
@@ -178,21 +169,28 @@ def check(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.option("--store", "store_dsn", required=True,
-              help="The database to prove the store backend on (throwaway schemas in it).")
+@click.option(
+    "--store",
+    "database",
+    type=STORE_DSN,
+    required=True,
+    help="The database to prove the store backend on (throwaway schemas in it).",
+)
 @click.pass_context
 @command
-def selftest(ctx: click.Context, store_dsn: str) -> None:
+def selftest(ctx: click.Context, database: str) -> None:
     """Run the store's contract suites on a database; report each item; leave nothing."""
     from flightstate_runner.sitekit import run_selftest  # noqa: PLC0415
 
     _config(ctx)  # logging as configured
-    sys.exit(0 if run_selftest(store_dsn, click.echo) else EXIT_FAILED)
+    sys.exit(0 if run_selftest(database, click.echo) else EXIT_FAILED)
 
 
 @cli.command()
 @click.option("--until-idle", is_flag=True, help="Exit 0 once the inbox and outbox are drained.")
-@click.option("--metrics-port", type=int, help="Serve Prometheus /metrics on this port.")
+@click.option(
+    "--metrics-port", type=count(1, 65535), help="Serve Prometheus /metrics on this port."
+)
 @click.option("--metrics-bind", help="Address the metrics endpoint binds (default 127.0.0.1).")
 @click.option("--holder", help="Lease holder name (default host:pid).")
 @click.pass_context
@@ -237,6 +235,19 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     sys.exit(code)
 
 
+@cli.command("config")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@click.pass_context
+@command
+def show_config(ctx: click.Context, as_json: bool) -> None:
+    """Each setting's value in effect and its source (default, file, environment, option)."""
+    from flightstate_runner import show_config as shown  # noqa: PLC0415
+
+    obj = shared(ctx)
+    settings = shown.effective_settings(_config(ctx), obj["path"], os.environ, obj["options"])
+    click.echo(shown.render_json(settings) if as_json else shown.render_text(settings))
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
 @click.pass_context
@@ -251,7 +262,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("message_id", type=int)
+@click.argument("message_id", type=count(1, 2**63 - 1))
 @click.pass_context
 @command
 def requeue(ctx: click.Context, message_id: int) -> None:
@@ -281,7 +292,7 @@ def requeue(ctx: click.Context, message_id: int) -> None:
 
 
 @cli.command()
-@click.argument("flid")
+@click.argument("flid", type=FLID)
 @click.option(
     "--json",
     "as_json",
@@ -325,9 +336,9 @@ def inbox_init(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.option("--messages", default=5000, show_default=True)
-@click.option("--flights", default=300, show_default=True)
-@click.option("--seed", default=1, show_default=True)
+@click.option("--messages", type=count(1, 10_000_000), default=5000, show_default=True)
+@click.option("--flights", type=count(1, 100_000), default=300, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
 @click.pass_context
 @command
 def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None:
@@ -349,7 +360,7 @@ def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None
 @cli.command()
 @click.option(
     "--timeout",
-    type=float,
+    type=finite(0, 3600, low_open=True),
     default=10.0,
     show_default=True,
     help="Seconds to wait for a broker to answer.",

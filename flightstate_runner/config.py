@@ -27,7 +27,9 @@ from flightstate_core.engine.budget import DEFAULT_BATCH_MAX_BYTES, DEFAULT_BATC
 from flightstate_core.support.dsn import check_url_credentials, redact
 from flightstate_runner.backends import check_dsn, scheme_of
 
-__all__ = ["ENV_PREFIX", "RunnerConfig", "check_number", "load_config", "redact"]
+__all__ = [
+    "ENV_PREFIX", "RunnerConfig", "check_number", "config_layers", "load_config", "redact",
+]  # fmt: skip
 
 ENV_PREFIX = "FLIGHTSTATE_"
 _MIB = 1024 * 1024
@@ -138,6 +140,27 @@ def _transactional_id(instance: object, attribute: Any, value: str) -> None:
         raise ConfigError(f"{attribute.name}: {value!r} is not 1-200 of A-Z a-z 0-9 . _ -")
 
 
+def _holder(instance: object, attribute: Any, value: str) -> None:
+    if not value.strip() or not value.isprintable() or len(value) > 200:  # noqa: PLR2004
+        raise ConfigError(f"{attribute.name}: {value!r} is not 1-200 printable characters")
+
+
+_BROKER = re.compile(r"(?:[A-Za-z]+://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})")
+
+
+def _bootstrap(instance: object, attribute: Any, value: str | None) -> None:
+    """``host:port[,host:port]`` (a ``PLAINTEXT://`` scheme allowed), as documented."""
+    for broker in (value or "").split(",") if value else ():
+        match = _BROKER.fullmatch(broker.strip())
+        if not match or not 0 < int(match[1]) < 65536:  # noqa: PLR2004 - TCP ports
+            raise ConfigError(f"{attribute.name}: {broker!r} is not host:port")
+
+
+def _directory(instance: object, attribute: Any, value: str) -> None:
+    if value and not Path(value).is_dir():
+        raise ConfigError(f"{attribute.name}: {value!r} is not a directory")
+
+
 @frozen
 class RunnerConfig:
     """Every runner setting. ``store_dsn`` chooses the store by its scheme (``pg_dsn`` is
@@ -148,7 +171,7 @@ class RunnerConfig:
     store_dsn: str | None = field(default=None, validator=_store_dsn)
     pg_dsn: str | None = field(default=None, validator=_pg_dsn)
     mysql_dsn: str | None = field(default=None, validator=_mysql_dsn)
-    kafka_bootstrap: str | None = None
+    kafka_bootstrap: str | None = field(default=None, validator=_bootstrap)
     airport_tz: str = "Asia/Shanghai"
     # zone of the inbox's DATE_RECEIVED; "" = the inbox server's own clock (read with each
     # row), never assumed to be airport_tz (docs/design.md "Operator view")
@@ -220,8 +243,8 @@ class RunnerConfig:
     gap_reconcile_window: int = field(default=100_000, validator=in_range(1, 100_000_000))
     log_level: str = field(default="INFO", validator=_level)
     # Oracle Client libraries (thick mode, needed for 11.2); "" = the system library path
-    oracle_client_dir: str = ""
-    holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
+    oracle_client_dir: str = field(default="", validator=_directory)
+    holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}", validator=_holder)
 
     def takeover_bound(self) -> float:
         """Seconds after a leader freezes (even inside a transaction) within which a
@@ -312,6 +335,27 @@ def _from_env(environ: Mapping[str, str]) -> dict[str, object]:
     return _known(found, "environment")
 
 
+def config_layers(
+    path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> list[tuple[str, dict[str, object]]]:
+    """The settings each source sets, lowest precedence first: ``("file", ...)`` (the TOML
+    file, table ``[flightstate]`` or top level), ``("environment", ...)`` (``FLIGHTSTATE_*``),
+    ``("option", ...)`` (explicit overrides: CLI options)."""
+    layers: list[tuple[str, dict[str, object]]] = []
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"config file {path}: {exc}") from exc
+        layers.append(("file", _known(data.get("flightstate", data), f"config file {path}")))
+    layers.append(("environment", _from_env(os.environ if environ is None else environ)))
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    layers.append(("option", _known(given, "options")))
+    return layers
+
+
 def load_config(
     path: Path | None = None,
     environ: Mapping[str, str] | None = None,
@@ -320,16 +364,7 @@ def load_config(
     """Defaults, then the TOML file (table ``[flightstate]`` or top level), then
     ``FLIGHTSTATE_*`` variables, then explicit overrides (CLI options)."""
     config = RunnerConfig()
-    layers: list[dict[str, object]] = []
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"config file {path}: {exc}") from exc
-        layers.append(_known(data.get("flightstate", data), f"config file {path}"))
-    layers.append(_from_env(os.environ if environ is None else environ))
-    layers.append(_known({k: v for k, v in overrides.items() if v is not None}, "options"))
-    for layer in layers:
+    for _source, layer in config_layers(path, environ, overrides):
         try:
             config = evolve(config, **layer)  # type: ignore[arg-type]  # values checked by attrs
         except (TypeError, ValueError) as exc:

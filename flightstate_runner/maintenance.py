@@ -20,7 +20,8 @@ import click
 from flightstate_core.domain.errors import ConfigError
 from flightstate_core.engine.lifecycle import CleanupReport
 from flightstate_core.ports import OperatorQueries
-from flightstate_runner.config import RunnerConfig, check_number
+from flightstate_runner.config import RunnerConfig
+from flightstate_runner.inputs import FLID, count, finite
 from flightstate_runner.wiring import backend_for, require, require_schema
 
 __all__ = ["register"]
@@ -79,15 +80,15 @@ def _register_cleanup(cli: click.Group, command: Callable[..., Any], load: Loade
     @cli.command()
     @click.option(
         "--retention-days",
-        type=float,
+        type=finite(0, _MAX_DAYS),
         help="Keep ended flights this long (default FLIGHTSTATE_RETENTION_DAYS, 3).",
     )
     @click.option(
         "--quiet-days",
-        type=float,
+        type=finite(0, _MAX_DAYS),
         help="... and this long without a message (default FLIGHTSTATE_QUIET_DAYS, 2).",
     )
-    @click.option("--limit", type=int, help="Examine at most this many candidates.")
+    @click.option("--limit", type=count(1, 10**9), help="Examine at most this many candidates.")
     @click.pass_context
     @command
     def cleanup(ctx: click.Context, retention_days: float | None, quiet_days: float | None,
@@ -95,12 +96,6 @@ def _register_cleanup(cli: click.Group, command: Callable[..., Any], load: Loade
         """Archive and remove flights that have ended (retention rules)."""
         from flightstate_runner.housekeeping import retention_policy  # noqa: PLC0415
 
-        for option, value in (("--retention-days", retention_days),
-                              ("--quiet-days", quiet_days)):  # fmt: skip
-            if value is not None:
-                check_number(option, value, 0, _MAX_DAYS, low_open=False)
-        if limit is not None:
-            check_number("--limit", limit, 0, 10**9, low_open=True)
         # Options override the configured settings, as every other option does.
         config = load(ctx, retention_days=retention_days, quiet_days=quiet_days)
         with _queries(config, "cleanup") as queries:
@@ -157,16 +152,15 @@ def _register_requests(cli: click.Group, command: Callable[..., Any], load: Load
 
     @cli.command()
     @click.option("--resend", is_flag=True, help="Also resend unanswered requests.")
-    @click.option("--timeout-minutes", type=float, default=10.0, show_default=True)
-    @click.option("--max-attempts", type=int, default=3, show_default=True)
+    @click.option("--timeout-minutes", type=finite(0, 7 * 24 * 60, low_open=True), default=10.0,
+                  show_default=True)  # fmt: skip
+    @click.option("--max-attempts", type=count(1, 1000), default=3, show_default=True)
     @click.pass_context
     @command
     def requests(ctx: click.Context, resend: bool, timeout_minutes: float,
                  max_attempts: int) -> None:  # fmt: skip
         """Match applied SCHD RESP answers to requests, optionally resend, list them."""
         config = load(ctx)
-        check_number("--timeout-minutes", timeout_minutes, 0, 7 * 24 * 60, low_open=True)
-        check_number("--max-attempts", max_attempts, 0, 1000, low_open=True)
         now = datetime.now(UTC)
         with _queries(config, "requests") as queries:
             matched = queries.reconcile_responses(now=now)
@@ -188,7 +182,8 @@ def _register_requests(cli: click.Group, command: Callable[..., Any], load: Load
 
 def _register_operator(cli: click.Group, command: Callable[..., Any], load: Loader) -> None:
     @cli.command()
-    @click.option("--flid", "flids", multiple=True, help="Only these flights (repeatable).")
+    @click.option("--flid", "flids", type=FLID, multiple=True,
+                  help="Only these flights (repeatable).")  # fmt: skip
     @click.pass_context
     @command
     def republish(ctx: click.Context, flids: tuple[str, ...]) -> None:
@@ -205,7 +200,7 @@ def _register_operator(cli: click.Group, command: Callable[..., Any], load: Load
         click.echo(f"{written} record(s) written to the outbox")
 
     @cli.command()
-    @click.argument("flid")
+    @click.argument("flid", type=FLID)
     @click.option("--json", "as_json", is_flag=True, help="The entries as a JSON list.")
     @click.pass_context
     @command

@@ -41,8 +41,13 @@ Every setting of the `flightstate` command. Each is read, in this order, the lat
 2. the TOML file named by `--config FILE`: table `[flightstate]` (or the top level), key =
    the setting's name as written here (`gap_grace = 2.5`);
 3. the environment: `FLIGHTSTATE_` + the name in capitals (`FLIGHTSTATE_GAP_GRACE=2.5`);
-   an empty value counts as unset;
-4. command-line options (`flightstate --help`, `flightstate run --help`).
+   an empty value counts as unset; any other `FLIGHTSTATE_*` variable (a misspelling) is
+   ignored with a warning that names the nearest setting;
+4. command-line options (`flightstate --help`, `flightstate run --help`), before the
+   command or after it.
+
+`flightstate config` prints each setting's value in effect and where it came from
+(`--json`: one JSON document), DSN passwords redacted.
 
 A value that does not parse or is out of its range stops the command with exit code 2 and
 one line naming the setting. Every number must be finite (`nan` and `inf` are refused); a

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -79,10 +80,12 @@ def test_a_malformed_store_dsn_is_exit_2_naming_the_setting(dsn: str, words: str
 
 
 @pytest.mark.parametrize("command", [("status",), ("migrate",), ("run", "--until-idle")])
-def test_oracle_without_its_client_is_one_line_and_exit_2(command: tuple[str, ...]) -> None:
+def test_oracle_without_its_client_is_one_line_and_exit_2(
+    command: tuple[str, ...], tmp_path: Path
+) -> None:
     """No Oracle Client where it is configured (a directory without one): one line naming
     the requirement, whatever the command; the DSN's password never shows."""
-    env = {"FLIGHTSTATE_STORE_DSN": ORACLE, "FLIGHTSTATE_ORACLE_CLIENT_DIR": "/nonexistent",
+    env = {"FLIGHTSTATE_STORE_DSN": ORACLE, "FLIGHTSTATE_ORACLE_CLIENT_DIR": str(tmp_path),
            "FLIGHTSTATE_LOG_LEVEL": "ERROR"}  # fmt: skip
     result = run_cli(*command, env=env, timeout=60)
     assert result.returncode == 2, result.stderr
@@ -90,7 +93,7 @@ def test_oracle_without_its_client_is_one_line_and_exit_2(command: tuple[str, ..
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("configuration error: store_dsn: oracle:// needs Oracle Client "
                                "19+ libraries"), lines[0]  # fmt: skip
-    assert "none loaded from /nonexistent" in lines[0]
+    assert f"none loaded from {tmp_path}" in lines[0]
     assert "DPI-1047" in lines[0]
     assert "s3cr3t-pw" not in result.stderr + result.stdout
 
