@@ -316,7 +316,8 @@ def show(ctx: click.Context, flid: str, as_json: bool) -> None:
         store.close()
         backend.close()
     if flid not in found:
-        click.echo(f"no flight {flid}", err=True)
+        click.echo(f"no flight {flid} in the current state (never seen, or archived by "
+                   f"cleanup: `flightstate history {flid}` lists its messages)", err=True)
         sys.exit(EXIT_FAILED)
     wire = wire_object(found[flid], config.core())
     click.echo(json.dumps(wire, ensure_ascii=False, indent=2) if as_json else render_flight(wire))

@@ -279,9 +279,17 @@ class RunnerConfig:
         """The pure core's part of the configuration."""
         return CoreConfig(airport_tz=self.airport_tz, opday_cutover=self.opday_cutover)
 
+    def transactional_id(self) -> str:
+        """The Kafka transactional id in effect: the setting, else one derived from the
+        ``schd`` topic (every runner of one airport shares it, so a new leader fences the
+        old one's producer)."""
+        return self.kafka_transactional_id or f"flightstate-{self.topic_schd}"
+
     def describe(self) -> dict[str, object]:
-        """Settings for status output and logs, with secrets redacted."""
+        """Settings for status output and logs, with secrets redacted; derived defaults
+        (the transactional id) as they take effect."""
         shown = {f.name: getattr(self, f.name) for f in fields(RunnerConfig)}
+        shown["kafka_transactional_id"] = self.transactional_id()
         for name in ("store_dsn", "pg_dsn", "mysql_dsn", "kafka_bootstrap"):
             shown[name] = redact(shown[name]) if shown[name] else None
         shown["opday_cutover"] = self.opday_cutover.strftime("%H:%M")

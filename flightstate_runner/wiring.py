@@ -238,7 +238,7 @@ def kafka_settings(config: RunnerConfig, bootstrap: str, *, quiet: bool = False)
         batch_size=config.dispatch_batch,
         max_backoff_s=config.backoff_max,
         producer_overrides={"log_level": "3"} if quiet else {},
-        transactional_id=config.kafka_transactional_id or f"flightstate-{config.topic_schd}",
+        transactional_id=config.transactional_id(),
         outage_log_every_s=config.kafka_outage_log_every,
         max_record_bytes=config.kafka_max_record_bytes,
         # The fallback poll of an empty outbox (README: POLL_INTERVAL). The runner's own

@@ -207,3 +207,11 @@ def test_a_malformed_dsn_is_exit_2_naming_it(command: tuple[str, ...], setting: 
     assert result.returncode == 2, result.stderr
     assert f"configuration error: {setting}: " in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_start_log_shows_the_transactional_id_in_effect() -> None:
+    """Unset, it is derived from the schd topic; set, it is the value given."""
+    derived = load_config(None, topic_schd="airport_schd").describe()
+    assert derived["kafka_transactional_id"] == "flightstate-airport_schd"
+    given = load_config(None, kafka_transactional_id="pek-flightstate").describe()
+    assert given["kafka_transactional_id"] == "pek-flightstate"

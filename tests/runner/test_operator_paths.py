@@ -157,6 +157,8 @@ def test_unknown_flid_exits_1_everywhere(day: dict[str, Any], command: str) -> N
     result = run_cli(*command.split(), "NOPE999", env=day["env"])
     assert result.returncode == 1
     assert "no flight NOPE999" in result.stderr
+    if command == "show":  # a flight cleanup archived is not current: history still has it
+        assert "`flightstate history NOPE999` lists its messages" in result.stderr
     assert result.stdout == ""  # no `[]`, no "0 record(s) written"
     assert _count(day["dsn"], "SELECT count(*) FROM MSG_EVENT") == events  # nothing written
 
