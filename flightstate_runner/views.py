@@ -59,9 +59,18 @@ def render_flight(wire: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: The header of ``history``: DTTM is the sender's time of the message (airport time), not
+#: when flightstate applied it.
+HISTORY_HEADER = (
+    f"{'message':<10} {'TYPE/STYP':<10} {'outcome':<10} {'version':<5} {'change':<8} "
+    "sent (DTTM, airport time)  fields changed"
+)
+
+
 def render_history(entries: Sequence[Mapping[str, Any]]) -> str:
-    """One line per message: id, TYPE/STYP, outcome, version, change, send time, fields."""
-    lines = []
+    """A header, then one line per message: id, TYPE/STYP, outcome, version, change, the
+    sender's time (DTTM), fields."""
+    lines = [HISTORY_HEADER]
     for entry in entries:
         changed = entry.get("changed")
         fields = "?" if changed is None else (", ".join(changed) or "-")

@@ -142,7 +142,9 @@ def test_show_and_history_read_at_a_glance(day: dict[str, Any]) -> None:  # item
     assert len(text.splitlines()) < len(full) / 2
 
     history = json.loads(_ok("history", "--json", "7", env=env).stdout)
-    lines = _ok("history", "7", env=env).stdout.splitlines()
+    header, *lines = _ok("history", "7", env=env).stdout.splitlines()
+    assert header.split()[:2] == ["message", "TYPE/STYP"]
+    assert "sent (DTTM, airport time)" in header
     assert len(lines) == len(history)
     for entry, line in zip(history, lines, strict=True):
         assert line.startswith(f"#{entry['messageId']} ")
