@@ -155,10 +155,11 @@ def _register_requests(cli: click.Group, command: Callable[..., Any], load: Load
     @click.option("--timeout-minutes", type=finite(0, 7 * 24 * 60, low_open=True), default=10.0,
                   show_default=True)  # fmt: skip
     @click.option("--max-attempts", type=count(1, 1000), default=3, show_default=True)
+    @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
     @click.pass_context
     @command
     def requests(ctx: click.Context, resend: bool, timeout_minutes: float,
-                 max_attempts: int) -> None:  # fmt: skip
+                 max_attempts: int, as_json: bool) -> None:  # fmt: skip
         """Match applied SCHD RESP answers to requests, optionally resend, list them."""
         config = load(ctx)
         now = datetime.now(UTC)
@@ -176,8 +177,14 @@ def _register_requests(cli: click.Group, command: Callable[..., Any], load: Load
                 finally:
                     outbound.close()
             report = queries.request_status().as_dict()
-        _echo_json({"matched": {"answered": matched.answered,
-                                "unsolicited": matched.unsolicited}, **report})  # fmt: skip
+        document = {"matched": {"answered": matched.answered,
+                                "unsolicited": matched.unsolicited}, **report}  # fmt: skip
+        if as_json:
+            _echo_json(document)
+        else:
+            from flightstate_runner.views import render_requests  # noqa: PLC0415
+
+            click.echo(render_requests(document))
 
 
 def _register_operator(cli: click.Group, command: Callable[..., Any], load: Loader) -> None:

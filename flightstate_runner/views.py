@@ -85,3 +85,23 @@ def render_history(entries: Sequence[Mapping[str, Any]]) -> str:
             + (f"  ({entry['kept']})" if entry.get("kept") else "")
         )
     return "\n".join(lines)
+
+
+def render_requests(report: Mapping[str, Any]) -> str:
+    """``requests`` as text: the counts, what this call matched, then one line per request
+    (id, status, SEQN, attempts, the window asked for, when it was sent)."""
+    matched = report["matched"]
+    lines = [
+        f"requests: {report['open']} open, {report['answered']} answered, "
+        f"{report['failed']} failed; {report['unsolicited']} unsolicited response(s)",
+        f"matched now: {matched['answered']} answered, {matched['unsolicited']} unsolicited",
+    ]
+    if report["requests"]:
+        lines.append(f"{'id':<6} {'status':<9} {'SEQN':<7} {'tries':<5} window"
+                     "  sent")  # fmt: skip
+    for item in report["requests"]:
+        lines.append(
+            f"{item['requestId']:<6} {item['status']:<9} {item['seqn']!s:<7} "
+            f"{item['attempts']:<5} {item['windowStart']} .. {item['windowEnd']}  {item['sentAt']}"
+        )
+    return "\n".join(lines)

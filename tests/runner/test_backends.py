@@ -107,9 +107,13 @@ def test_requeue_cleanup_and_requests(store_case: StoreCase) -> None:
     removed = re.search(r"removed (\d+) flight\(s\)", summary)
     assert removed is not None, summary
     assert len(_flids(store_case)) == flights - int(removed[1])
-    requests = store_case.ok("requests")
+    requests = store_case.ok("requests", "--json")
     assert '"open": 0' in requests
     assert '"answered": 0' in requests
+    text = store_case.ok("requests")
+    assert text.splitlines()[0] == (
+        "requests: 0 open, 0 answered, 0 failed; 0 unsolicited response(s)"
+    )
 
 
 @pytest.mark.pg

@@ -93,5 +93,11 @@ def test_request_schedule_answered_by_the_pump(pg_db: str, mysql_dsn: str) -> No
         row = pg.execute("SELECT STATUS FROM SCHD_REQUEST WHERE REQUEST_ID = %s",
                          (request_id,)).fetchone()  # fmt: skip
     assert row == ("ANSWERED",)
-    report = json.loads(_ok("requests", env=env))
+    report = json.loads(_ok("requests", "--json", env=env))
     assert report["answered"] == 1
+    text = _ok("requests", env=env).splitlines()
+    assert text[0].startswith("requests: 0 open, 1 answered, 0 failed")
+    listed = report["requests"]  # the text lists what the JSON lists, under a header
+    assert len(text) == 2 + (1 + len(listed) if listed else 0)
+    for item, line in zip(listed, text[3:], strict=True):
+        assert line.split()[:2] == [str(item["requestId"]), item["status"]]
