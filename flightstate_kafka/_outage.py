@@ -30,6 +30,11 @@ class OutageLog:
         """Whether an outage is going on."""
         return self._since is not None
 
+    @property
+    def reason(self) -> str | None:
+        """The last failure of the outage going on (None: no outage)."""
+        return self._last if self._since is not None else None
+
     def failed(self, reason: str) -> None:
         """One failure; logged only when it starts an outage or a summary is due."""
         now = self._clock()

@@ -28,6 +28,11 @@ __all__ = ["ProducerSlot"]
 
 log = logging.getLogger("flightstate_kafka.dispatcher")
 _rdkafka_log = DebugLogger(logging.getLogger("flightstate_kafka.librdkafka"))
+# How long a new producer waits for the broker's metadata before its transactions are
+# initialised. init_transactions blocks for its whole timeout on an absent broker and
+# serves no error callback meanwhile: without this probe an outage at start went unseen
+# (and unlogged) for that long, and a stopping runner waited for it.
+_REACHABLE_S = 2.0
 
 
 class ProducerSlot:
@@ -104,6 +109,7 @@ class ProducerSlot:
         try:
             producer = self._factory(conf)
             if self.transactional:
+                producer.list_topics(timeout=min(_REACHABLE_S, self.settings.delivery_timeout_s))
                 producer.init_transactions(self.settings.delivery_timeout_s)
         except KafkaException as exc:
             raise translated(exc, "creating the Kafka producer") from exc

@@ -8,7 +8,7 @@ Entry points: ``MySqlInbox`` (the ``Inbox`` port), ``create_cminmsgs`` /
 from flightstate_mysql._errors import is_transient, translated
 from flightstate_mysql.dsn import parse_mysql_dsn
 from flightstate_mysql.inbox import MySqlInbox
-from flightstate_mysql.schema import create_cminmsgs, create_coutmsgs, insert_messages
+from flightstate_mysql.schema import create_cminmsgs, create_coutmsgs, insert_messages, lab_inbox
 
 __all__ = [
     "MySqlInbox",
@@ -16,6 +16,7 @@ __all__ = [
     "create_coutmsgs",
     "insert_messages",
     "is_transient",
+    "lab_inbox",
     "parse_mysql_dsn",
     "translated",
 ]

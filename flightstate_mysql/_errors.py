@@ -16,7 +16,7 @@ import pymysql
 
 from flightstate_core.domain.errors import PermanentError, TransientError
 
-__all__ = ["TRANSIENT_CODES", "is_transient", "translated"]
+__all__ = ["TRANSIENT_CODES", "describe", "is_transient", "translated"]
 
 #: Server and client error codes that a retry (usually after reconnecting) may cure.
 TRANSIENT_CODES = frozenset(
@@ -48,6 +48,15 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
+def describe(exc: BaseException) -> str:
+    """*exc* in words: ``MySQL error 1045: Access denied ...`` rather than the driver's
+    tuple ``(1045, "Access denied ...")``."""
+    args = exc.args
+    if isinstance(exc, pymysql.MySQLError) and len(args) == 2 and isinstance(args[0], int):  # noqa: PLR2004
+        return f"MySQL error {args[0]}: {args[1]}"
+    return str(exc) or type(exc).__name__
+
+
 @contextmanager
 def translated(what: str) -> Iterator[None]:
     """Translate driver errors raised inside into TransientError / PermanentError."""
@@ -55,5 +64,5 @@ def translated(what: str) -> Iterator[None]:
         yield
     except (pymysql.MySQLError, OSError) as exc:
         if is_transient(exc):
-            raise TransientError(f"{what}: {exc}") from exc
-        raise PermanentError(f"{what}: {exc}") from exc
+            raise TransientError(f"{what}: {describe(exc)}") from exc
+        raise PermanentError(f"{what}: {describe(exc)}") from exc

@@ -31,7 +31,7 @@ _HEAD: Final = (
 
 def connect(dsn: str, *, autocommit: bool = True) -> Any:
     """A connection on a ``mysql://`` DSN (core errors on failure)."""
-    with translated("connect"):
+    with translated("connecting to the MySQL inbox"):
         return pymysql.connect(autocommit=autocommit, **parse_mysql_dsn(dsn))
 
 
@@ -45,7 +45,7 @@ def inbox_lag(conn: Any, table: str, after: int) -> InboxLagRows:
     """The inbox table past *after* on *conn* (a ``connect`` result)."""
     if "`" in table:
         raise ValueError(f"inbox table {table!r}: not a plain name")
-    with translated("inbox lag"), conn.cursor() as cur:
+    with translated("reading the MySQL inbox"), conn.cursor() as cur:
         cur.execute(_LAG.format(t=table), (after,))
         count, head, last = cur.fetchone() or (0, None, None)
         cur.execute(_HEAD.format(t=table), (head,))

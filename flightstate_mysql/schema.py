@@ -21,9 +21,11 @@ from flightstate_mysql._errors import translated
 __all__ = [
     "CMINMSGS_DDL",
     "COUTMSGS_DDL",
+    "LAB_INBOX_COMMENT",
     "create_cminmsgs",
     "create_coutmsgs",
     "insert_messages",
+    "lab_inbox",
 ]
 
 CMINMSGS_DDL = """
@@ -39,8 +41,12 @@ CREATE TABLE IF NOT EXISTS `{table}` (
   CMINMSGS_SUBSYSTEM_TYPE varchar(4) DEFAULT NULL,
   CMINMSGS_STATUS varchar(20) DEFAULT NULL,
   PRIMARY KEY (CMINMSGS_ID)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='{comment}'
 """
+
+#: The comment that marks an inbox table these helpers made: fake traffic goes only into
+#: such a table, never into one the AODB interface owns (``lab_inbox``).
+LAB_INBOX_COMMENT = "flightstate lab inbox"
 
 COUTMSGS_DDL = """
 CREATE TABLE IF NOT EXISTS `{table}` (
@@ -83,7 +89,21 @@ def _execute(conn: pymysql.connections.Connection[Any], ddl: str) -> None:
 
 def create_cminmsgs(conn: pymysql.connections.Connection[Any], table: str = "cminmsgs") -> None:
     """Create the inbox table (docs/protocol.md §2) if it does not exist."""
-    _execute(conn, CMINMSGS_DDL.format(table=_check_identifier(table)))
+    _execute(conn, CMINMSGS_DDL.format(table=_check_identifier(table),
+                                       comment=LAB_INBOX_COMMENT))  # fmt: skip
+
+
+def lab_inbox(conn: pymysql.connections.Connection[Any], table: str = "cminmsgs") -> bool | None:
+    """Whether *table* in the connection's database was made by ``create_cminmsgs`` (its
+    comment says so); None when there is no such table."""
+    with translated("inbox table"), conn.cursor() as cur:
+        cur.execute(
+            "SELECT TABLE_COMMENT FROM information_schema.TABLES"
+            " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s",
+            (_check_identifier(table),),
+        )
+        found = cur.fetchone()
+    return None if found is None else found[0] == LAB_INBOX_COMMENT
 
 
 def create_coutmsgs(conn: pymysql.connections.Connection[Any], table: str = "coutmsgs") -> None:

@@ -70,21 +70,38 @@ def command(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _wait_for_store(backend: StoreBackend, check: Callable[[], None], backoff_max: float) -> None:
+def _wait_for_store(backend: StoreBackend, check: Callable[[], object],
+                    backoff_max: float) -> None:  # fmt: skip
     """Run *check* until the store answers: an unreachable store at start is waited out
-    (one warning per attempt, capped back-off), like one that goes away later; a refused
-    login or any other failure is reported at once (a setting to fix)."""
+    (one warning per attempt, capped back-off), like one that goes away later. A refused
+    login is a setting to fix: ConfigError (exit 2, one line); any other failure is
+    reported at once."""
     delay = 0.5
     while True:
         try:
             check()
             return
         except FlightstateError as exc:
-            if backend.failure(exc) is not StoreFailure.UNREACHABLE:
+            failure = backend.failure(exc)
+            if failure is StoreFailure.REFUSED:
+                raise ConfigError(f"store_dsn: the {backend.kind} store refused the login: "
+                                  f"{_safe(exc)}") from exc  # fmt: skip
+            if failure is not StoreFailure.UNREACHABLE:
                 raise
             log.warning("store not reachable, retrying in %.1f s: %s", delay, _safe(exc))
             time.sleep(delay)
             delay = min(backoff_max, delay * 2)
+
+
+def _await_schema(config: RunnerConfig) -> None:
+    """Wait for the store to answer (``_wait_for_store``), then check it is migrated."""
+    from flightstate_runner.wiring import backend_for, require_schema  # noqa: PLC0415
+
+    backend = backend_for(config, "run")
+    try:
+        _wait_for_store(backend, lambda: require_schema(backend), config.backoff_max)
+    finally:
+        backend.close()
 
 
 def _safe(exc: BaseException) -> str:
@@ -110,8 +127,8 @@ def cli(ctx: click.Context) -> None:
 @click.option("--flights", type=count(1, 100_000), default=300, show_default=True,
               help="Flights in the schedule.")  # fmt: skip
 @click.option("--seed", type=SEED, default=1, show_default=True)
-@click.option("--show", type=count(0, 100_000), default=2, show_default=True,
-              help="Flights printed in full.")  # fmt: skip
+@click.option("--show", type=count(0, 100_000), default=1, show_default=True,
+              help="Sample flights printed (their set fields), before the summary.")  # fmt: skip
 @click.option("--summary-json", type=OUTPUT_FILE, help="Also write the summary here.")
 @click.option(
     "--keep",
@@ -126,7 +143,8 @@ def demo(ctx: click.Context, *, messages: int, flights: int, seed: int, show: in
     """Run a generated airport day end to end on throwaway local services."""
     from flightstate_runner.demo import run_demo  # noqa: PLC0415
 
-    ctx.obj["options"].update(store_dsn=None, pg_dsn=None, mysql_dsn=None, kafka_bootstrap=None)
+    ctx.obj["options"].update(store_dsn=None, pg_dsn=None, mysql_dsn=None, kafka_bootstrap=None,
+                              inbox="store")  # fmt: skip
     config = _config(ctx, log_level=ctx.obj["options"].get("log_level") or "ERROR")
     sys.exit(run_demo(config, messages=messages, flights=flights, seed=seed, show=show,
                       summary_json=summary_json, keep=keep))  # fmt: skip
@@ -206,6 +224,8 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
 
     config = _config(ctx, metrics_port=metrics_port, metrics_bind=metrics_bind, holder=holder)
     require_store(config, "run")
+    config.inbox_kind("run")
+    _await_schema(config)
     log.info("starting", extra={"event": "start", "config": config.describe()})
     if config.kafka_bootstrap is None:
         log.warning("no FLIGHTSTATE_KAFKA_BOOTSTRAP: events stay in the outbox")
@@ -259,6 +279,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     config = _config(ctx)
     report = collect(config)
     click.echo(json.dumps(report, ensure_ascii=False, indent=2) if as_json else render(report))
+    if report["inbox"]["error"]:  # shown in full above; the exit code tells a script
+        sys.exit(EXIT_FAILED)
 
 
 @cli.command()
@@ -271,7 +293,7 @@ def requeue(ctx: click.Context, message_id: int) -> None:
     from flightstate_runner.requeue import requeue as do_requeue  # noqa: PLC0415
     from flightstate_runner.wiring import open_services  # noqa: PLC0415
 
-    services = open_services(_config(ctx))
+    services = open_services(_config(ctx), command="requeue")
     try:
         result = do_requeue(services, message_id)
     except RequeueRefused as exc:
@@ -340,10 +362,12 @@ def inbox_init(ctx: click.Context) -> None:
 @click.option("--messages", type=count(1, 10_000_000), default=5000, show_default=True)
 @click.option("--flights", type=count(1, 100_000), default=300, show_default=True)
 @click.option("--seed", type=SEED, default=1, show_default=True)
+@click.option("--force", is_flag=True,
+              help="Write into a MySQL inbox table that inbox-init did not make.")  # fmt: skip
 @click.pass_context
 @command
-def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None:
-    """Write a generated airport day into the inbox (MySQL, else the store's table)."""
+def generate(ctx: click.Context, messages: int, flights: int, seed: int, force: bool) -> None:
+    """Write a generated airport day into the lab inbox (FLIGHTSTATE_INBOX says which)."""
     from flightstate_runner.inboxes import fill_inbox  # noqa: PLC0415
 
     tty = sys.stderr.isatty()
@@ -354,7 +378,7 @@ def generate(ctx: click.Context, messages: int, flights: int, seed: int) -> None
         click.echo(f"\r{text}" if tty else text, err=True, nl=not tty or done >= total)
 
     ids = fill_inbox(_config(ctx), messages=messages, flights=flights, seed=seed,
-                     progress=progress)  # fmt: skip
+                     progress=progress, force=force)  # fmt: skip
     click.echo(f"inserted {len(ids)} message(s), ids {ids[0]}..{ids[-1]}" if ids else "none")
 
 

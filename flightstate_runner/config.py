@@ -59,6 +59,14 @@ def _inbox_zone(instance: object, attribute: Any, value: str) -> None:
             raise ConfigError(f"{attribute.name}: unknown time zone {value!r}") from exc
 
 
+INBOX_KINDS = ("mysql", "store")
+
+
+def _inbox_kind(instance: object, attribute: Any, value: str) -> None:
+    if value not in INBOX_KINDS:
+        raise ConfigError(f"{attribute.name}: {value!r} is not mysql or store")
+
+
 def _port(instance: object, attribute: Any, value: int | None) -> None:
     if value is not None and not 0 < value < 65536:  # noqa: PLR2004 - TCP port range
         raise ConfigError(f"{attribute.name}: {value!r} is not a TCP port")
@@ -165,12 +173,16 @@ def _directory(instance: object, attribute: Any, value: str) -> None:
 class RunnerConfig:
     """Every runner setting. ``store_dsn`` chooses the store by its scheme (``pg_dsn`` is
     its PostgreSQL alias); neither set: ``demo`` starts an embedded PostgreSQL;
-    ``mysql_dsn=None``: the inbox is a table in the store database;
+    ``inbox`` names where messages are read (``inbox_kind``);
     ``kafka_bootstrap=None``: events stay in the outbox."""
 
     store_dsn: str | None = field(default=None, validator=_store_dsn)
     pg_dsn: str | None = field(default=None, validator=_pg_dsn)
     mysql_dsn: str | None = field(default=None, validator=_mysql_dsn)
+    # where messages are read: "mysql", the AODB's table at mysql_dsn, or "store", a lab
+    # table made by inbox-init in the store's database. Always said, never inferred from a
+    # missing DSN: a lab inbox in a production store would be read as silence.
+    inbox: str = field(default="mysql", validator=_inbox_kind)
     kafka_bootstrap: str | None = field(default=None, validator=_bootstrap)
     airport_tz: str = "Asia/Shanghai"
     # zone of the inbox's DATE_RECEIVED; "" = the inbox server's own clock (read with each
@@ -258,6 +270,9 @@ class RunnerConfig:
         if self.store_dsn and self.pg_dsn and self.store_dsn != self.pg_dsn:
             raise ConfigError("store_dsn and pg_dsn: both set and different (pg_dsn is the "
                               "PostgreSQL alias of store_dsn: set one of them)")  # fmt: skip
+        if self.inbox == "store" and self.mysql_dsn:
+            raise ConfigError("inbox: store, but mysql_dsn is set too: the inbox is either "
+                              "the MySQL table (inbox=mysql) or the store's (inbox=store)")
         if self.gap_horizon < self.gap_grace:
             raise ConfigError(f"gap_horizon: {self.gap_horizon!r} is below gap_grace "
                               f"{self.gap_grace!r}")  # fmt: skip
@@ -265,6 +280,17 @@ class RunnerConfig:
     def store(self) -> str | None:
         """The store DSN: ``store_dsn``, else its alias ``pg_dsn`` (None: neither set)."""
         return self.store_dsn or self.pg_dsn
+
+    def inbox_kind(self, command: str) -> str:
+        """``"mysql"`` or ``"store"`` for a command that reads or writes the inbox;
+        ConfigError (exit 2) when the MySQL inbox, the default, has no DSN."""
+        if self.inbox == "mysql" and not self.mysql_dsn:
+            raise ConfigError(
+                f"mysql_dsn: `{command}` reads the AODB's MySQL inbox (inbox=mysql, the "
+                "default) and needs FLIGHTSTATE_MYSQL_DSN; a lab inbox table in the store's "
+                "database is FLIGHTSTATE_INBOX=store"
+            )
+        return self.inbox
 
     def gaps(self) -> GapSettings:
         """The pump's gap settings."""

@@ -31,6 +31,7 @@ from flightstate_runner.inboxes import todays_traffic
 from flightstate_runner.local import LocalBroker, LocalPostgres, broker_available
 from flightstate_runner.loop import Runner
 from flightstate_runner.metrics import RunnerMetrics
+from flightstate_runner.views import render_flight
 from flightstate_runner.wiring import backend_for, open_services, provision
 
 __all__ = ["run_demo"]
@@ -161,14 +162,23 @@ def _print_kept(kept: dict[str, Any], sample: list[str], out: TextIO) -> None:
     flid = sample[0] if sample else "FLID"
     out.write(
         "\nkept: the demo's PostgreSQL is still running with its data. Try:\n"
-        f"  export FLIGHTSTATE_PG_DSN='{kept['pg_dsn']}'\n"
+        f"  export FLIGHTSTATE_PG_DSN='{kept['pg_dsn']}' FLIGHTSTATE_INBOX=store\n"
         f"  flightstate status\n  flightstate show {flid}\n  flightstate history {flid}\n"
         "stop it and delete its files when done:\n"
         + "".join(f"  {line}\n" for line in kept["stop"])
     )
 
 
-def _print_summary(summary: dict[str, Any], flights: list[dict[str, Any]], out: TextIO) -> None:
+def _print_flights(flights: list[dict[str, Any]], out: TextIO) -> None:
+    """The sample flights as ``show`` prints them (set fields only), before the summary
+    so that the summary is what stays on screen."""
+    for state in flights:
+        out.write(f"\nflight {state['flid']} ({state['state']}, version "
+                  f"{state['stateVersion']}; its schd record: `show --json`):\n")  # fmt: skip
+        out.write(render_flight(state) + "\n")
+
+
+def _print_summary(summary: dict[str, Any], out: TextIO) -> None:
     w = out.write
     w("\nflightstate demo: summary\n")
     w(f"  messages generated   {summary['generated_messages']}\n")
@@ -192,9 +202,6 @@ def _print_summary(summary: dict[str, Any], flights: list[dict[str, Any]], out: 
             "the outbox\n"
         )
     w(f"  wall time            {summary['wall_seconds']} s\n")
-    for state in flights:
-        w(f"\nflight {state['flid']} ({state['state']}, version {state['stateVersion']}):\n")
-        w(json.dumps(state, ensure_ascii=False, indent=2) + "\n")
 
 
 def _migrated(stack: ExitStack, config: RunnerConfig, dsn: str) -> StoreBackend:
@@ -270,7 +277,8 @@ def run_demo(config: RunnerConfig, *, messages: int, flights: int, seed: int, sh
             else "  stopping PostgreSQL and the broker, removing temp files…"
         )
     summary["wall_seconds"] = round(time.monotonic() - began, 2)
-    _print_summary(summary, shown, out)
+    _print_flights(shown, out)
+    _print_summary(summary, out)
     if keep:
         _print_kept(summary["kept"], summary["sample_flids"], out)
     if summary_json:

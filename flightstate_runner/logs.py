@@ -61,17 +61,22 @@ def _text_value(value: object) -> str:
         return value
     if isinstance(value, int | float | bool):
         return str(value).lower() if isinstance(value, bool) else str(value)
+    if isinstance(value, list) and value and all(
+        isinstance(item, str) and _BARE.fullmatch(item) and "," not in item for item in value
+    ):
+        return ",".join(value)  # FLID=4711,4712: as easy to grep as one flight
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
 class TextFormatter(logging.Formatter):
-    """``HH:MM:SS LEVEL message key=value …``; fields whose value is None are left out."""
+    """``HH:MM:SS LEVEL message key=value …``; fields whose value is None or an empty
+    list are left out; a list of plain words is comma-joined."""
 
     def format(self, record: logging.LogRecord) -> str:
         when = datetime.fromtimestamp(record.created, UTC).strftime("%H:%M:%S")
         fields = " ".join(
             f"{key}={_text_value(value)}" for key, value in _extras(record).items()
-            if value is not None
+            if value is not None and value != []
         )  # fmt: skip
         line = f"{when} {record.levelname} {record.getMessage()}"
         line = f"{line} {fields}" if fields else line

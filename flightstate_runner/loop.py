@@ -68,6 +68,8 @@ class Runner:
         self.observer = MetricsObserver(metrics)
         self.dispatch_error: BaseException | None = None
         self.dispatcher: Any = None  # the current one (while leading)
+        # the broker outage the last dispatcher ended in (None: none), for the final report
+        self._kafka_outage: str | None = None
         self.left_behind: str | None = None
         self._backfill_failures_seen = 0
         self.started = time.monotonic()
@@ -120,10 +122,18 @@ class Runner:
                 "failures": stats.backfill_failures if stats else 0,
                 "error": stats.backfill_error if stats else None,
             },
-            "kafka_unreachable": bool(dispatcher is not None and dispatcher.outage.down),
+            "kafka_unreachable": self._kafka_down() is not None,
             "left_behind": self.left_behind,
             "head_failing": _head_failing(stats),
         }
+
+    def _kafka_down(self) -> str | None:
+        """Why the broker is unreachable (the current dispatcher's outage, else the one the
+        last dispatcher ended in); None when it is not."""
+        dispatcher = self.dispatcher
+        if dispatcher is None:
+            return self._kafka_outage
+        return dispatcher.outage.reason  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ run
 
@@ -193,7 +203,9 @@ class Runner:
                 _close(outbox)
         except Exception as exc:
             return f"{reason} (counts unavailable: {exc})"
-        return f"{reason}: {backfills} backfill(s) pending, {events} event(s) undelivered"
+        left = f"{reason}: {backfills} backfill(s) pending, {events} event(s) undelivered"
+        down = self._kafka_down()
+        return f"{left}; Kafka unreachable: {down}" if down and events else left
 
     def _inbox_lag(self) -> int:
         """Rows after the cursor; -1 (pump again) when the store cannot tell right now."""
@@ -259,6 +271,7 @@ class Runner:
             self.log.error("dispatcher failed", exc_info=True)
             return False
         finally:
+            self._kafka_outage = dispatcher.outage.reason
             self.dispatcher = None
         self._dispatch_stop.wait(self.services.config.poll_interval)
         return True

@@ -60,7 +60,7 @@ def message_fields(
         "outcome": proc.status.value,
         "TYPE": proc.type,
         "STYP": proc.styp,
-        "FLID": flids[0] if len(flids) == 1 else flids,
+        "FLID": flids,  # always a list: one type for log queries, whatever the message
         "flights_changed": len(processed.states),
         "events": len(processed.events),
         "reason": proc.reason,

@@ -59,6 +59,10 @@ GLOBAL_OPTIONS: Sequence[tuple[tuple[str, ...], dict[str, Any]]] = (
     (("--pg-dsn",), {"help": "PostgreSQL state store, alias of --store-dsn (FLIGHTSTATE_PG_DSN)."}),
     (("--oracle-client-dir",),
      {"help": "Oracle Client libraries (FLIGHTSTATE_ORACLE_CLIENT_DIR)."}),
+    (("--inbox",),
+     {"type": click.Choice(["mysql", "store"]),
+      "help": "Where messages are read: the AODB's MySQL table (mysql, the default) or a "
+              "lab table in the store (store) (FLIGHTSTATE_INBOX)."}),
     (("--mysql-dsn",), {"help": "MySQL/MariaDB inbox, mysql://... (FLIGHTSTATE_MYSQL_DSN)."}),
     (("--kafka-bootstrap",), {"help": "Kafka bootstrap host:port (FLIGHTSTATE_KAFKA_BOOTSTRAP)."}),
     (("--airport-tz",), {"help": "Airport time zone (default Asia/Shanghai)."}),

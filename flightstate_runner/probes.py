@@ -68,7 +68,8 @@ class InboxProbe:
     def lag(self, cursor: int | None) -> InboxLag:
         """How far the inbox is ahead of *cursor* (rows with a greater CMINMSGS_ID)."""
         after = cursor or 0
-        rows = self._mysql_rows(after) if self._config.mysql_dsn else (
+        mysql = self._config.inbox_kind("status") == "mysql"
+        rows = self._mysql_rows(after) if mysql else (
             self._queries.inbox_lag(self._config.inbox_table, after))  # fmt: skip
         return InboxLag(rows.count, rows.head_id, _age(rows, self._config.inbox_tz), rows.last_id)
 

@@ -8,7 +8,8 @@ __all__ = ["GROUPS", "HELP"]
 
 #: The reference's sections, in order, and the settings each lists.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Connections", ("store_dsn", "pg_dsn", "oracle_client_dir", "mysql_dsn", "inbox_table",
+    ("Connections", ("store_dsn", "pg_dsn", "oracle_client_dir", "inbox", "mysql_dsn",
+                     "inbox_table",
                      "kafka_bootstrap", "topic_schd", "topic_msg")),
     ("The airport's clock", ("airport_tz", "inbox_tz", "opday_cutover")),
     ("Reading the inbox", ("batch_size", "batch_max_bytes", "batch_max_records",
@@ -39,8 +40,11 @@ HELP: dict[str, str] = {
     "`key=value` string: the alias `store_dsn` had before it existed (both set: they must agree).",
     "oracle_client_dir": "Where the Oracle Client libraries are (python-oracledb thick mode, "
     "needed for 11g). Empty: the system library path.",
-    "mysql_dsn": "The AODB's MySQL/MariaDB inbox, `mysql://user:pass@host:3306/db`. Unset: the "
-    "inbox is a PostgreSQL table in the store database (demos and tests).",
+    "inbox": "Where messages are read: `mysql`, the AODB's table at `mysql_dsn`, or `store`, "
+    "a lab table of the same shape in the store's database (made by `inbox-init`; not on "
+    "Oracle). A MySQL inbox without its DSN stops the command: the kind is never guessed.",
+    "mysql_dsn": "The AODB's MySQL/MariaDB inbox, `mysql://user:pass@host:3306/db`; needed "
+    "with `inbox = mysql`, refused with `inbox = store`.",
     "inbox_table": "The inbox table's name (a plain identifier, at most 30 characters).",
     "kafka_bootstrap": "Kafka brokers, `host:port[,host:port]`. Unset: events stay in the "
     "outbox until a runner with a broker dispatches them.",

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from flightstate_core.domain.errors import FlightstateError
 from flightstate_core.domain.gaps import gap_ids
 from flightstate_core.engine.lease_identity import split_holder
 from flightstate_core.ports import OperatorQueries, Outbox, RunnerLease, RunnerStore, StoreBackend
 from flightstate_runner import probes
-from flightstate_runner.config import RunnerConfig
+from flightstate_runner.config import RunnerConfig, redact
 from flightstate_runner.wiring import backend_for, require_schema
 
 __all__ = ["collect", "outbox_report", "parked_error", "render"]
@@ -102,6 +103,17 @@ def collect(config: RunnerConfig, dead_limit: int = 10) -> dict[str, Any]:
                 close()
 
 
+def _inbox_lag(config: RunnerConfig, queries: OperatorQueries,
+               cursor: int | None) -> dict[str, Any]:  # fmt: skip
+    """The inbox's lag, or why it cannot be read (``error``): the rest of ``status`` is
+    still worth showing when the inbox is down or its login refused."""
+    try:
+        return {**probes.inbox_lag(config, queries, cursor).as_dict(), "error": None}
+    except FlightstateError as exc:
+        return {"lag": None, "head_id": None, "head_age_s": None, "last_id": None,
+                "error": str(redact(str(exc)))}  # fmt: skip
+
+
 def _report(config: RunnerConfig, backend: StoreBackend, store: RunnerStore,  # noqa: PLR0917
             queries: OperatorQueries, lease: RunnerLease, outbox: Outbox,
             dead_limit: int) -> dict[str, Any]:  # fmt: skip
@@ -109,7 +121,7 @@ def _report(config: RunnerConfig, backend: StoreBackend, store: RunnerStore,  # 
     cursor = store.inbox_cursor()
     gaps = _gaps(store)
     requests = queries.request_status(listed=20).as_dict()
-    lag = probes.inbox_lag(config, queries, cursor)
+    lag = _inbox_lag(config, queries, cursor)
     beat = queries.last_heartbeat()
     dead = queries.dead_messages(dead_limit)
     runners = _named(queries.live_runners(probes.HEARTBEAT_FRESH_S))
@@ -125,9 +137,9 @@ def _report(config: RunnerConfig, backend: StoreBackend, store: RunnerStore,  # 
         ],
         "inbox": {
             "table": config.inbox_table,
-            "kind": "mysql" if config.mysql_dsn else backend.kind,
+            "kind": "mysql" if config.inbox == "mysql" else backend.kind,
             "cursor": cursor,
-            **lag.as_dict(),
+            **lag,
             "gaps": gaps,
         },
         "store": backend.kind,
@@ -161,9 +173,11 @@ def _who(runner: dict[str, Any]) -> str:
 
 def _inbox_line(inbox: dict[str, Any]) -> str:
     cursor = inbox["cursor"]
-    line = (f"inbox:    {inbox['kind']} {inbox['table']}, "
-            + (f"cursor #{cursor}" if cursor is not None else "cursor none (nothing processed yet)")
-            + f", lag {inbox['lag']} message(s)")  # fmt: skip
+    where = f"cursor #{cursor}" if cursor is not None else "cursor none (nothing processed yet)"
+    line = f"inbox:    {inbox['kind']} {inbox['table']}, {where}"
+    if inbox["error"]:
+        return f"{line}, lag unknown: {inbox['error']}"
+    line += f", lag {inbox['lag']} message(s)"
     if inbox["head_id"] is not None and inbox["head_age_s"] is not None:
         line += f", head #{inbox['head_id']} waiting {inbox['head_age_s']:.0f} s"
     return line

@@ -112,13 +112,13 @@ def read_budget(config: RunnerConfig) -> ReadBudget:
     return ReadBudget(config.batch_max_bytes, config.core().max_message_bytes)
 
 
-def _inbox(config: RunnerConfig, backend: StoreBackend) -> Inbox:
+def _inbox(config: RunnerConfig, backend: StoreBackend, command: str) -> Inbox:
     budget = read_budget(config)
-    if config.mysql_dsn:
+    if config.inbox_kind(command) == "mysql":
         from flightstate_mysql import MySqlInbox  # noqa: PLC0415 - only with a MySQL inbox
 
         try:
-            return MySqlInbox(config.mysql_dsn, table=config.inbox_table,
+            return MySqlInbox(str(config.mysql_dsn), table=config.inbox_table,
                               local_tz=config.airport_tz, budget=budget,
                               received_tz=config.inbox_tz or None,
                               lock_wait_timeout=config.backfill_lock_wait_timeout)  # fmt: skip
@@ -151,15 +151,19 @@ class Services:
                 close()
 
 
-def open_services(config: RunnerConfig, store_dsn: str | None = None) -> Services:
+def open_services(
+    config: RunnerConfig, store_dsn: str | None = None, *, command: str = "run"
+) -> Services:
     """Adapters on the configured store (or *store_dsn*), checked to be migrated, and the
-    configured inbox. The process gets a new lease instance id here: a second process with
-    the same holder name, or this one restarted, is another lease holder."""
+    configured inbox (*command* names the command in a setting's error). The process gets
+    a new lease instance id here: a second process with the same holder name, or this one
+    restarted, is another lease holder."""
+    config.inbox_kind(command)  # a missing inbox setting is told before any connection
     instance = new_instance()
-    backend = require_schema(backend_for(config, "this command", instance=instance,
+    backend = require_schema(backend_for(config, command, instance=instance,
                                          dsn=store_dsn))  # fmt: skip
-    return Services(config, backend, backend.store(), _inbox(config, backend), backend.lease(),
-                    backend.outbox())  # fmt: skip
+    return Services(config, backend, backend.store(), _inbox(config, backend, command),
+                    backend.lease(), backend.outbox())  # fmt: skip
 
 
 def build_pump(

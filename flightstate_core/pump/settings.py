@@ -73,8 +73,9 @@ class PumpSettings:
     #: backfill lands, not its outcome (docs/design.md, "Backfill cadence"). 0: per commit.
     backfill_interval: float = field(default=0.1, validator=in_range(0, 60))
     stop_when_idle: bool = False
-    #: With ``stop_when_idle``: seconds idle with backfill intents still failing before
-    #: the pump stops anyway (``stats.left_behind`` says what is left). None: wait for ever.
+    #: With ``stop_when_idle``: seconds idle with backfill intents still failing (or a
+    #: read of the inbox or the store failing all along) before the pump stops anyway
+    #: (``stats.left_behind`` says what is left). None: wait for ever.
     idle_backfill_wait: float | None = None
     #: Read the next batch and backfill on worker threads while a batch is applied (their
     #: round trips to the inbox then overlap the apply; the apply itself stays in order).

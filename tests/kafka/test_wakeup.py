@@ -83,7 +83,8 @@ def test_a_pump_commit_wakes_the_runner_dispatcher(outbox_dsn: str, kafka_bootst
     table = unique_name("cmin")
     create_table("pg", outbox_dsn, table)
     config = load_config(environ={
-        "FLIGHTSTATE_PG_DSN": outbox_dsn, "FLIGHTSTATE_INBOX_TABLE": table,
+        "FLIGHTSTATE_PG_DSN": outbox_dsn, "FLIGHTSTATE_INBOX": "store",
+        "FLIGHTSTATE_INBOX_TABLE": table,
         "FLIGHTSTATE_TOPIC_SCHD": unique_name("schd"), "FLIGHTSTATE_TOPIC_MSG": unique_name("msg"),
         "FLIGHTSTATE_POLL_INTERVAL": "0.1", "FLIGHTSTATE_LEASE_TTL": "3",
     })  # fmt: skip

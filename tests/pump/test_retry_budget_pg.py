@@ -121,7 +121,8 @@ def _assert_dead_by_budget(outcome: tuple[str, str | None, int], sqlstate: str, 
 
 def _requeue(dsn: str, table: str, message_id: int) -> None:
     result = run_cli("requeue", str(message_id), env={
-        "FLIGHTSTATE_PG_DSN": dsn, "FLIGHTSTATE_INBOX_TABLE": table})  # fmt: skip
+        "FLIGHTSTATE_PG_DSN": dsn, "FLIGHTSTATE_INBOX": "store",
+        "FLIGHTSTATE_INBOX_TABLE": table})  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
 
 

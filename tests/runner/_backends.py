@@ -109,14 +109,17 @@ def restored_process() -> Iterator[None]:
 
 @pytest.fixture(params=BACKENDS)
 def store_case(request: pytest.FixtureRequest, restored_process: None) -> Iterator[StoreCase]:
-    """A fresh store of each backend, its inbox a table of its own."""
+    """A fresh store of each backend, its inbox a table of its own (in the store itself,
+    said explicitly; Oracle's is MySQL's)."""
     table = unique_name("fs_in")
     env = {"FLIGHTSTATE_INBOX_TABLE": table}
     kind = request.param
     if kind == "postgresql":
         env["FLIGHTSTATE_STORE_DSN"] = request.getfixturevalue("pg_db")
+        env["FLIGHTSTATE_INBOX"] = "store"
     elif kind == "memory":
         env["FLIGHTSTATE_STORE_DSN"] = f"memory://{uuid.uuid4().hex}"
+        env["FLIGHTSTATE_INBOX"] = "store"
     else:
         env.update(_oracle_env(request))
     case = StoreCase(kind, env["FLIGHTSTATE_STORE_DSN"], env)

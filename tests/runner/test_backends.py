@@ -120,6 +120,7 @@ def test_requeue_cleanup_and_requests(store_case: StoreCase) -> None:
 def test_a_store_without_the_schema_says_run_migrate(pg_db: str) -> None:
     """Only a SQL store starts without the schema (memory has its tables from the start)."""
     case = StoreCase("postgresql", pg_db, {"FLIGHTSTATE_STORE_DSN": pg_db,
+                                           "FLIGHTSTATE_INBOX": "store",
                                            "FLIGHTSTATE_INBOX_TABLE": "cminmsgs"})  # fmt: skip
     result = case.invoke("status")
     assert result.exit_code == 1

@@ -83,7 +83,10 @@ def test_demo_end_to_end_without_services(tmp_path: Path, demo_tmp: Path) -> Non
     assert "flightstate demo: summary" in result.stdout
     assert f"messages processed   {summary['generated_messages']}" in result.stdout
     first = summary["sample_flids"][0]
-    assert f'"flid": "{first}"' in result.stdout  # a flight printed in full
+    flight_at = result.stdout.index(f"\nflight {first} (")  # a sample flight, as `show` prints
+    assert flight_at < result.stdout.index("flightstate demo: summary")  # summary last
+    assert re.search(r"^flid +" + re.escape(first) + "$", result.stdout, re.MULTILINE)
+    assert len(result.stdout.splitlines()) < 80, result.stdout  # fits a terminal or two
     assert _demo_dirs(demo_tmp) == set()  # temp dirs removed
 
 
@@ -150,10 +153,11 @@ def test_demo_keep_leaves_its_database_for_show_and_history(tmp_path: Path, demo
         dead = summary["messages_by_outcome"]["DEAD"]
         assert re.search(rf"DEAD +{dead} +the generator's deliberate bad messages", result.stdout)
         kept = summary["kept"]
-        assert f"export FLIGHTSTATE_PG_DSN='{kept['pg_dsn']}'" in result.stdout
+        assert f"export FLIGHTSTATE_PG_DSN='{kept['pg_dsn']}' FLIGHTSTATE_INBOX=store" in (
+            result.stdout)  # fmt: skip
         assert all(line in result.stdout for line in kept["stop"])
 
-        env = clean_env({"FLIGHTSTATE_PG_DSN": kept["pg_dsn"]})
+        env = clean_env({"FLIGHTSTATE_PG_DSN": kept["pg_dsn"], "FLIGHTSTATE_INBOX": "store"})
         flid = summary["sample_flids"][0]
         for command in (["show", flid], ["history", flid], ["status"]):
             shown = subprocess.run(runner_argv(*command), env=env, capture_output=True,

@@ -45,6 +45,7 @@ def env(pg_db: str, kafka_bootstrap: str) -> dict[str, str]:
     """A PG-table inbox, short lease and session limits, small batches (many commits)."""
     return {
         "FLIGHTSTATE_PG_DSN": pg_db,
+        "FLIGHTSTATE_INBOX": "store",
         "FLIGHTSTATE_KAFKA_BOOTSTRAP": kafka_bootstrap,
         "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
         "FLIGHTSTATE_TOPIC_SCHD": unique_name("schd"),

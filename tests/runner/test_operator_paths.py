@@ -62,7 +62,8 @@ def test_topics_with_the_broker_down_is_one_line_naming_it() -> None:
     "status", "show 7", "history 7", "republish", "cleanup", "requeue 5", "run --until-idle",
 ])  # fmt: skip
 def test_commands_before_migrate_say_run_migrate_first(pg_db: str, command: str) -> None:
-    result = run_cli(*command.split(), env={"FLIGHTSTATE_PG_DSN": pg_db})
+    result = run_cli(*command.split(), env={"FLIGHTSTATE_PG_DSN": pg_db,
+                                            "FLIGHTSTATE_INBOX": "store"})  # fmt: skip
     assert result.returncode == 1
     assert "run `flightstate migrate` first" in result.stderr
     assert "does not exist" not in result.stderr
@@ -76,7 +77,8 @@ def test_commands_before_migrate_say_run_migrate_first(pg_db: str, command: str)
 @pytest.fixture
 def day(pg_db: str) -> dict[str, Any]:
     """A PG-table inbox with a generated day: the generate and run outputs, and the env."""
-    env = {"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
+    env = {"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_INBOX": "store",
+           "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
            "FLIGHTSTATE_POLL_INTERVAL": "0.1"}  # fmt: skip
     _ok("migrate", env=env)
     generated = _ok("generate", "--messages", "2100", "--flights", "60", env=env)
@@ -96,6 +98,9 @@ def test_text_logs_keep_the_fields(day: dict[str, Any]) -> None:  # item 5
     assert any(" TYPE=FLOP " in line and " STYP=" in line for line in dead)
     with_flid = [line for line in dead if re.search(r" FLID=\d+ ", line)]
     assert with_flid  # DEAD FLOPs still name the flight they were about
+    done = [line for line in day["ran"].stderr.splitlines() if "outcome=SUCCEEDED" in line]
+    assert any(re.search(r" FLID=\d+(,\d+)+ ", line) for line in done)  # a package's flights
+    assert not any("FLID=[" in line for line in day["ran"].stderr.splitlines())
 
 
 @pytest.mark.pg
@@ -193,7 +198,8 @@ def _codeshare_inbox(dsn: str, table: str) -> None:
 
 @pytest.mark.pg
 def test_cleanup_reads_the_settings_and_explains_related_flights(pg_db: str) -> None:
-    env = {"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
+    env = {"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_INBOX": "store",
+           "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
            "FLIGHTSTATE_POLL_INTERVAL": "0.1"}  # fmt: skip
     _ok("migrate", env=env)
     _codeshare_inbox(pg_db, env["FLIGHTSTATE_INBOX_TABLE"])
@@ -263,7 +269,8 @@ def _start(holder: str, env: dict[str, str], tmp_path: Path,
 def test_standby_says_who_leads_and_status_lists_it(
     pg_db: str, tmp_path: Path, runners: list[tuple[subprocess.Popen[str], Path]]
 ) -> None:
-    env = {"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
+    env = {"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_INBOX": "store",
+           "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
            "FLIGHTSTATE_POLL_INTERVAL": "0.1", "FLIGHTSTATE_LEASE_TTL": "60"}  # fmt: skip
     _ok("migrate", env=env)
     _ok("inbox-init", env=env)

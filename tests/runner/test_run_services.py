@@ -177,4 +177,8 @@ def test_run_serves_metrics_and_stops_on_sigterm(env: dict[str, str], tmp_path: 
     finished = [line for line in lines if line.get("event") == "message"]
     assert len(finished) == inserted  # one JSON line per message outcome
     assert {"message_id", "outcome", "TYPE", "STYP", "FLID", "duration_ms"} <= set(finished[0])
+    # FLID has one type whatever the message: the flights it changed, else the one it named
+    assert all(isinstance(line["FLID"], list) for line in finished)
+    assert {len(line["FLID"]) for line in finished} >= {0, 1}
+    assert any(len(line["FLID"]) > 1 for line in finished)  # the schedule packages
     assert "s3cr3t" not in stderr

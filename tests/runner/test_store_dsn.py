@@ -120,25 +120,31 @@ def test_postgresql_failures_are_told_apart(pg_db: str) -> None:
 
 @pytest.mark.pg
 def test_run_reports_a_refused_login_at_once(pg_db: str) -> None:
-    """Refused is a setting to fix: ``run`` exits 1 with one error line, at once."""
+    """Refused is a setting to fix: ``run`` exits 2 with one line naming the setting, at
+    once (an unreachable store is waited out instead: ``test_start_waits``)."""
     no_role = pg_db.replace("://postgres@", "://fs_no_such_role@", 1)
     result = run_cli(
         "run",
         "--until-idle",
-        env={"FLIGHTSTATE_STORE_DSN": no_role, "FLIGHTSTATE_LOG_LEVEL": "ERROR"},
+        env={
+            "FLIGHTSTATE_STORE_DSN": no_role,
+            "FLIGHTSTATE_INBOX": "store",
+            "FLIGHTSTATE_LOG_LEVEL": "ERROR",
+        },
         timeout=60,
     )
-    assert result.returncode == 1, result.stderr
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1, result.stderr
-    assert "fs_no_such_role" in errors[0]
-    assert "Traceback" not in result.stderr
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("configuration error: store_dsn: the postgresql store refused")
+    assert "fs_no_such_role" in lines[0]
 
 
 def test_the_store_dsn_option_reaches_the_backend(restored_process: None) -> None:
     """``--store-dsn`` overrides the environment like every option (memory: in process)."""
     dsn = f"memory://{uuid.uuid4().hex}"
     case = StoreCase("memory", dsn, {"FLIGHTSTATE_INBOX_TABLE": "cminmsgs",
+                                     "FLIGHTSTATE_INBOX": "store",
                                      "FLIGHTSTATE_STORE_DSN": "memory://elsewhere"})  # fmt: skip
     try:
         assert "ready" in case.ok("--store-dsn", dsn, "inbox-init")
