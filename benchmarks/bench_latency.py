@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import attrs
 from databases import MYSQL_ADMIN, PG_ADMIN
-from latency_probes import SchdWatcher, floor
+from latency_probes import FLOOR, FLOOR_TX, SchdWatcher, floor
 from latency_runner import ROOT, Runner, runner_env
 from latency_table import FloorRow, PhaseResult, across_runs, render, summarize
 from latency_writer import Flops, Writer
@@ -259,6 +259,25 @@ def main(argv: Sequence[str] | None = None) -> Measured:
     return runs[-1]
 
 
+def floor_ratios(phases: Sequence[PhaseResult], floor_rows: Sequence[FloorRow]) -> list[str]:
+    """Each steady phase's inbox commit -> ``schd`` consumed, p50 and p99, as a multiple
+    of the floor measured in this run, and of the floor with Kafka transactions."""
+    floors = {label: record for label, _, record in floor_rows if record is not None}
+    lines = []
+    for phase in phases:
+        if phase.consumed is None or not phase.name.startswith("steady"):
+            continue
+        for label in (FLOOR, FLOOR_TX):
+            base = floors.get(label)
+            if base is None or not base.p50 or not base.p99:
+                continue
+            lines.append(
+                f"{phase.name.split(':')[0]}: schd p50 {phase.consumed.p50 / base.p50:.2f}x, "
+                f"p99 {phase.consumed.p99 / base.p99:.2f}x the floor '{label}'"
+            )
+    return lines
+
+
 def report(args: argparse.Namespace, measured: Measured) -> Measured:
     """Print one run's table, histograms and CPU; return *measured*."""
     phases, floor_rows, histograms, cpu = measured
@@ -269,6 +288,8 @@ def report(args: argparse.Namespace, measured: Measured) -> Measured:
         f"load average {load} on {os.cpu_count()} cores"
     )
     for line in render(phases, floor_rows):
+        print(line)
+    for line in floor_ratios(phases, floor_rows):
         print(line)
     print("\nthe runner's own histograms, all phases and the warm-up (bucket upper bounds):")
     for name, (count, p50, p99) in histograms.items():

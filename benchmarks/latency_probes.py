@@ -16,8 +16,8 @@ from flightstate_testing.kafka import create_topic
 from flightstate_testing.names import unique_name
 
 __all__ = [
-    "CONSUMER_FETCH", "SchdWatcher", "assigned_consumer", "durable_commits", "floor",
-    "round_trips",
+    "CONSUMER_FETCH", "FLOOR", "FLOOR_TX", "SchdWatcher", "assigned_consumer",
+    "durable_commits", "floor", "round_trips",
 ]  # fmt: skip
 
 #: The bench consumer's fetch settings: answer as soon as one record is there, and never
@@ -85,20 +85,34 @@ def durable_commits(dsn: str, count: int) -> list[float]:
     return samples
 
 
-def round_trips(bootstrap: str, count: int) -> list[float]:
+def round_trips(bootstrap: str, count: int, *, transactional: bool = False) -> list[float]:
     """Seconds of *count* produce → consume round trips of one small record each, with the
-    dispatcher's producer settings (acks=all, idempotent) and the bench's consumer."""
+    dispatcher's producer settings (acks=all, idempotent) and the bench's consumer; with
+    *transactional*, each record in a Kafka transaction of its own, as the dispatcher
+    fences its windows (its begin, the partition's registration, the commit marker that
+    a read_committed consumer waits for)."""
     topic = unique_name("floor")
     create_topic(bootstrap, topic)
     quiet = KafkaSettings(bootstrap, producer_overrides={"log_level": "3"})
-    producer = Producer(producer_config(quiet))
+    config = producer_config(quiet)
+    if transactional:
+        config = {**config, "transactional.id": unique_name("floor-tx")}
+        config.pop("enable.gapless.guarantee", None)  # idempotent-only property
+    producer = Producer(config)
+    if transactional:
+        producer.init_transactions(30)
     reader = assigned_consumer(bootstrap, topic)
     samples: list[float] = []
     try:
         for n in range(count + 1):  # the first one connects: not counted
             started = time.time()
+            if transactional:
+                producer.begin_transaction()
             producer.produce(topic, b"%d" % n, b"k")
-            producer.flush(10)
+            if transactional:
+                producer.commit_transaction(10)
+            else:
+                producer.flush(10)
             while (record := reader.poll(0.05)) is None or record.error() is not None:
                 if time.time() - started > 30:  # noqa: PLR2004 - a broken broker, not a sample
                     raise RuntimeError("floor record not consumed within 30 s")
@@ -110,10 +124,20 @@ def round_trips(bootstrap: str, count: int) -> list[float]:
 
 
 def floor(pg: str, bootstrap: str, count: int) -> list[FloorRow]:
-    """The floor rows: a durable commit, a round trip, and one of each back to back."""
+    """The floor rows: a durable commit, a round trip, and one of each back to back; then
+    the same with the round trip in a Kafka transaction (the dispatcher's own floor)."""
     commits, trips = durable_commits(pg, count), round_trips(bootstrap, count)
+    in_tx = round_trips(bootstrap, count, transactional=True)
     both = [c + t for c, t in zip(commits, trips, strict=True)]
+    both_tx = [c + t for c, t in zip(commits, in_tx, strict=True)]
     commit = Percentiles.of(commits)
     return [("PG durable commit", commit, None),
             ("produce -> consume", None, Percentiles.of(trips)),
-            ("commit + produce -> consume", commit, Percentiles.of(both))]  # fmt: skip
+            (FLOOR, commit, Percentiles.of(both)),
+            ("transactional produce -> consume", None, Percentiles.of(in_tx)),
+            (FLOOR_TX, commit, Percentiles.of(both_tx))]  # fmt: skip
+
+
+#: The floor the freshness targets are ratios of, and the same with Kafka transactions.
+FLOOR = "commit + produce -> consume"
+FLOOR_TX = "commit + transactional produce -> consume"

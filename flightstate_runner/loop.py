@@ -108,7 +108,6 @@ class Runner:
         current = self.pump.stats.outcomes if self.pump is not None else Counter()
         outcomes = self.outcomes + current
         stats = self.pump.stats if self.pump is not None else None
-        dispatcher = self.dispatcher
         return {
             "processed": sum(outcomes.values()),
             "outcomes": dict(outcomes),

@@ -175,7 +175,7 @@ def _inbox_line(inbox: dict[str, Any]) -> str:
     cursor = inbox["cursor"]
     where = f"cursor #{cursor}" if cursor is not None else "cursor none (nothing processed yet)"
     line = f"inbox:    {inbox['kind']} {inbox['table']}, {where}"
-    if inbox["error"]:
+    if inbox.get("error"):
         return f"{line}, lag unknown: {inbox['error']}"
     line += f", lag {inbox['lag']} message(s)"
     if inbox["head_id"] is not None and inbox["head_age_s"] is not None:

@@ -158,7 +158,8 @@ def open_services(
     configured inbox (*command* names the command in a setting's error). The process gets
     a new lease instance id here: a second process with the same holder name, or this one
     restarted, is another lease holder."""
-    config.inbox_kind(command)  # a missing inbox setting is told before any connection
+    require_store(config, command)  # missing settings are told before any connection
+    config.inbox_kind(command)
     instance = new_instance()
     backend = require_schema(backend_for(config, command, instance=instance,
                                          dsn=store_dsn))  # fmt: skip

@@ -8,6 +8,9 @@ carries the marker ``LeakTail9``: no output of any command may contain it.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import time
 from collections.abc import Callable
 from typing import TypeVar
 from urllib.parse import quote
@@ -16,7 +19,7 @@ import pytest
 
 from flightstate_core.support.dsn import check_url_credentials, redact
 from flightstate_mysql.dsn import parse_mysql_dsn
-from tests.runner._cli import run_cli
+from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
 
 T = TypeVar("T")
 MARK = "LeakTail9"
@@ -116,8 +119,29 @@ def test_redact_leaves_dsns_without_password_alone() -> None:
 CLI_PASSWORDS = (f"Pw@{MARK}", f"p/{MARK}", f"p {MARK}", f"p#{MARK}", f"p%40{MARK}")
 CLI_COMMANDS = (
     ("status",), ("status", "--json"), ("migrate",), ("inbox-init",),
-    ("generate", "--messages", "1"), ("run", "--until-idle"),
+    ("generate", "--messages", "1"),
 )  # fmt: skip
+
+
+def _run_until_it_waits(env: dict[str, str]) -> tuple[int, str]:
+    """``run --until-idle`` on an unreachable store: it waits (a warning per attempt); after
+    the second warning it is interrupted. Its exit code and everything it printed."""
+    proc = subprocess.Popen(runner_argv("run", "--until-idle"), env=clean_env(env), cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert proc.stderr is not None
+    seen = ""
+    try:
+        deadline = time.monotonic() + 60
+        while seen.count("store not reachable, retrying") < 2 and proc.poll() is None:
+            seen += proc.stderr.readline()
+            assert time.monotonic() < deadline, seen[-3000:]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out + seen + err
 
 
 @pytest.mark.parametrize("password", CLI_PASSWORDS)
@@ -136,3 +160,7 @@ def test_no_command_prints_a_password(password: str, which: str) -> None:
         assert result.returncode in {1, 2}, (args, output)
         if result.returncode == 2:
             assert f"{which}_dsn: " in result.stderr, (args, output)
+    code, output = _run_until_it_waits(env)
+    assert MARK not in output, output
+    assert "Traceback" not in output, output
+    assert code == 2 if f"{which}_dsn: " in output else code == 130, output

@@ -95,7 +95,7 @@ def test_gap_settings_are_validated_and_metric_names_are_fixed() -> None:
 
 def test_late_rows_and_gaps_reach_the_prometheus_metrics(pg_db: str) -> None:
     flightstate_pg.migrate(pg_db)
-    config = load_config(environ={"FLIGHTSTATE_PG_DSN": pg_db})
+    config = load_config(environ={"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_INBOX": "store"})
     services = open_services(config)
     metrics = RunnerMetrics()
     log = logging.getLogger("test.gaps")

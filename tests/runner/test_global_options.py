@@ -16,9 +16,10 @@ def test_store_dsn_after_the_command_reaches_the_store(pg_db: str) -> None:
     done = run_cli("migrate", "--store-dsn", pg_db, "--log-level", "ERROR", timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("applied ")
-    assert run_cli("inbox-init", "--store-dsn", pg_db, timeout=120).returncode == 0
-    before = run_cli("--store-dsn", pg_db, "status", "--json", timeout=120)
-    after = run_cli("--store-dsn", "memory://elsewhere", "status", "--json",
+    assert run_cli("inbox-init", "--store-dsn", pg_db, "--inbox", "store",
+                   timeout=120).returncode == 0  # fmt: skip
+    before = run_cli("--store-dsn", pg_db, "status", "--json", "--inbox", "store", timeout=120)
+    after = run_cli("--store-dsn", "memory://elsewhere", "--inbox", "store", "status", "--json",
                     "--store-dsn", pg_db, env={"FLIGHTSTATE_LOG_LEVEL": "ERROR"},
                     timeout=120)  # fmt: skip
     assert (before.returncode, after.returncode) == (0, 0), before.stderr + after.stderr

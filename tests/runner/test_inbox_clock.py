@@ -172,7 +172,7 @@ def test_the_pg_table_inbox_reads_and_measures_on_its_server_clock(
     for row in rows:
         assert row.received_at is not None
         assert abs((datetime.now(UTC) - row.received_at).total_seconds()) < SECONDS
-    config = RunnerConfig(pg_dsn=dsn, inbox_table=table, airport_tz=AIRPORT)
+    config = RunnerConfig(pg_dsn=dsn, inbox="store", inbox_table=table, airport_tz=AIRPORT)
     lag = _lag(config, dsn)
     assert lag.head_age_s is not None
     assert lag.head_age_s < SECONDS

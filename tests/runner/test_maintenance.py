@@ -33,7 +33,8 @@ def _count(dsn: str, query: str) -> int:
 @pytest.fixture
 def processed(pg_db: str) -> dict[str, str]:
     """A PG-table inbox with a generated day, pumped until idle (no Kafka)."""
-    env = {"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
+    env = {"FLIGHTSTATE_PG_DSN": pg_db, "FLIGHTSTATE_INBOX": "store",
+           "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
            "FLIGHTSTATE_POLL_INTERVAL": "0.1"}  # fmt: skip
     _ok("migrate", env=env)
     _ok("generate", "--messages", "300", "--flights", "30", env=env)

@@ -71,8 +71,8 @@ def test_no_inbox_setting_stops_the_command_and_creates_nothing(pg_db: str, comm
     lab inbox there)."""
     assert run_cli("migrate", env={"FLIGHTSTATE_STORE_DSN": pg_db}).returncode == 0
     table = unique_name("cmin")
-    line = _one_line(run_cli(*command.split(), env={"FLIGHTSTATE_STORE_DSN": pg_db,
-                                                    "FLIGHTSTATE_INBOX_TABLE": table}), 2)  # fmt: skip
+    env = {"FLIGHTSTATE_STORE_DSN": pg_db, "FLIGHTSTATE_INBOX_TABLE": table}
+    line = _one_line(run_cli(*command.split(), env=env), 2)
     assert line.startswith("configuration error: mysql_dsn: ")
     assert "FLIGHTSTATE_MYSQL_DSN" in line
     assert "FLIGHTSTATE_INBOX=store" in line
@@ -86,8 +86,8 @@ def test_a_store_inbox_with_a_mysql_dsn_is_refused(pg_db: str, mysql_dsn: str) -
            "FLIGHTSTATE_INBOX": "store"}  # fmt: skip
     line = _one_line(run_cli("inbox-init", env=env), 2)
     assert line.startswith("configuration error: inbox: store, but mysql_dsn is set too")
-    line = _one_line(run_cli("--inbox", "mysql", "inbox-init", env={**env, "FLIGHTSTATE_INBOX": "x"}),
-                     2)  # fmt: skip
+    typo = {**env, "FLIGHTSTATE_INBOX": "x"}
+    line = _one_line(run_cli("--inbox", "mysql", "inbox-init", env=typo), 2)
     assert "inbox: 'x' is not mysql or store" in line  # the environment is read first
 
 
@@ -104,7 +104,8 @@ def test_generate_writes_only_into_a_lab_inbox(pg_db: str, mysql_dsn: str) -> No
 
     line = _one_line(run_cli("generate", "--messages", "5", env=env), 2)
     assert line.startswith(f"configuration error: inbox_table: {aodb} at mysql://")
-    assert "not made by `flightstate inbox-init`" in line and "--force" in line
+    assert "not made by `flightstate inbox-init`" in line
+    assert "--force" in line
     assert _mysql_rows(mysql_dsn, f"SELECT count(*) FROM `{aodb}`") == [(0,)]
 
     init = run_cli("inbox-init", env=env)

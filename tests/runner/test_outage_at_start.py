@@ -22,8 +22,12 @@ from flightstate_testing import postgres
 from tests.fixtures.util import unique_name
 from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
 
-_QUICK = {"FLIGHTSTATE_IDLE_WAIT": "3", "FLIGHTSTATE_BACKOFF_MAX": "0.5",
-          "FLIGHTSTATE_POLL_INTERVAL": "0.1", "FLIGHTSTATE_KAFKA_OUTAGE_LOG_EVERY": "1"}  # fmt: skip
+_QUICK = {
+    "FLIGHTSTATE_IDLE_WAIT": "3",
+    "FLIGHTSTATE_BACKOFF_MAX": "0.5",
+    "FLIGHTSTATE_POLL_INTERVAL": "0.1",
+    "FLIGHTSTATE_KAFKA_OUTAGE_LOG_EVERY": "1",
+}
 
 
 def _closed_port() -> int:
@@ -113,7 +117,8 @@ def test_run_waits_out_a_store_unreachable_at_start(
     _ok("generate", "--messages", "30", "--flights", "5", env=env)
     server.crash()
     proc = subprocess.Popen(runner_argv("run", "--until-idle"), env=clean_env(env), cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
     try:
         _wait_for(proc, "store not reachable, retrying", timeout=60)
         _wait_for(proc, "store not reachable, retrying", timeout=30)  # still waiting

@@ -39,6 +39,7 @@ EXIT_LEFT_BEHIND = 3
 def _base_env(pg_dsn: str) -> dict[str, str]:
     return {
         "FLIGHTSTATE_PG_DSN": pg_dsn,
+        "FLIGHTSTATE_INBOX": "store",
         "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
         "FLIGHTSTATE_POLL_INTERVAL": "0.1",
         "FLIGHTSTATE_LEASE_TTL": "2",
@@ -159,7 +160,8 @@ def _inbox_status(dsn: str, table: str) -> list[tuple[Any, ...]]:
 def test_backfill_denied_then_locked_then_granted(
     pg_db: str, mysql_dsn: str, tmp_path: Path
 ) -> None:
-    env = _base_env(pg_db) | {"FLIGHTSTATE_MYSQL_DSN": mysql_dsn, "FLIGHTSTATE_IDLE_WAIT": "3",
+    env = _base_env(pg_db) | {"FLIGHTSTATE_MYSQL_DSN": mysql_dsn, "FLIGHTSTATE_INBOX": "mysql",
+                              "FLIGHTSTATE_IDLE_WAIT": "3",
                               "FLIGHTSTATE_BACKFILL_LOCK_WAIT_TIMEOUT": "1"}  # fmt: skip
     table = env["FLIGHTSTATE_INBOX_TABLE"]
     ok("migrate", env=env)

@@ -86,6 +86,7 @@ def test_oracle_without_its_client_is_one_line_and_exit_2(
     """No Oracle Client where it is configured (a directory without one): one line naming
     the requirement, whatever the command; the DSN's password never shows."""
     env = {"FLIGHTSTATE_STORE_DSN": ORACLE, "FLIGHTSTATE_ORACLE_CLIENT_DIR": str(tmp_path),
+           "FLIGHTSTATE_MYSQL_DSN": "mysql://aodb@127.0.0.1:1/aodb",  # Oracle's inbox
            "FLIGHTSTATE_LOG_LEVEL": "ERROR"}  # fmt: skip
     result = run_cli(*command, env=env, timeout=60)
     assert result.returncode == 2, result.stderr
