@@ -93,12 +93,14 @@ class OracleTransaction:
 
     @_guarded
     def claim_dead(self, message_id: int) -> DeadClaim | None:
-        """``DeadMessages``: take a DEAD message back for requeue (no audit table here)."""
+        """``DeadMessages``: take a DEAD message back for requeue, audited."""
         self._require_lock()
         return _requeue.claim_dead(self._conn, message_id)
 
+    @_guarded
     def requeue_done(self, claim: DeadClaim, status: Outcome) -> None:
-        """``DeadMessages``: nothing to complete (the Oracle schema keeps no audit)."""
+        """``DeadMessages``: the requeue's outcome in its audit row."""
+        _requeue.requeue_done(self._conn, claim, status)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

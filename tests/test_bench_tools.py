@@ -195,7 +195,10 @@ def test_latency_bench_quick_measures_every_message(
         "PG durable commit",
         "produce -> consume",
         "commit + produce -> consume",
+        "transactional produce -> consume",
+        "commit + transactional produce -> consume",
     ]
+    assert "steady 50/s: schd p50 " in printed  # its ratio to each floor
     assert all(s.count == 20 for _, *samples in floor for s in samples if s is not None)
     # The runner's own freshness histograms saw every message (the warm-up's 20 too) once.
     assert {name: count for name, (count, _, _) in histograms.items()} == {

@@ -21,6 +21,9 @@ __all__ = [
     "NOTICES_OF_MESSAGES",
     "PROCS_OF_MESSAGES",
     "REPUBLISH_INSERT",
+    "REQUEUE_AUDIT",
+    "REQUEUE_AUDIT_DONE",
+    "REQUEUE_ID",
     "SNAPS_OF_FLIGHT",
 ]
 
@@ -74,4 +77,22 @@ DEAD_PROC: Final = register(
 DEAD_PROC_DELETE: Final = register(
     "dead_proc_delete",
     "DELETE FROM PROC_STATE WHERE MESSAGE_ID = :MESSAGE_ID AND STATUS = 'DEAD'",
+)
+# The audit row of a requeue (migration 0005), as PostgreSQL's: its id first (a sequence
+# in 11g, no RETURNING into a plain bind here), then the row; the new outcome once applied.
+REQUEUE_ID: Final = register(
+    "requeue_id", "SELECT RUNNER_REQUEUE_SEQ.NEXTVAL AS REQUEUE_ID FROM DUAL"
+)
+REQUEUE_AUDIT: Final = register(
+    "requeue_audit",
+    "INSERT INTO RUNNER_REQUEUE (REQUEUE_ID, MESSAGE_ID, REQUEUED_AT, PREVIOUS_STATUS, "
+    "PREVIOUS_REASON, PREVIOUS_ATTEMPTS) VALUES (:REQUEUE_ID, :MESSAGE_ID, SYSTIMESTAMP, "
+    "'DEAD', :PREVIOUS_REASON, :PREVIOUS_ATTEMPTS)",
+    {"REQUEUE_ID": _N, "MESSAGE_ID": _N, "PREVIOUS_REASON": Bind.CLOB,
+     "PREVIOUS_ATTEMPTS": _N},
+)
+REQUEUE_AUDIT_DONE: Final = register(
+    "requeue_audit_done",
+    "UPDATE RUNNER_REQUEUE SET NEW_STATUS = :NEW_STATUS WHERE REQUEUE_ID = :REQUEUE_ID",
+    {"REQUEUE_ID": _N},
 )

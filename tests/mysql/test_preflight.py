@@ -13,17 +13,10 @@ import pytest
 from flightstate_core.support.preflight import Check, all_passed
 from flightstate_mysql import create_cminmsgs, parse_mysql_dsn
 from flightstate_mysql.preflight import WRITTEN_COLUMNS, inbox_checks
-from tests.fixtures.site import limited_user, server_zone
+from tests.fixtures.site import limited_user, mysql_execute, server_zone
 from tests.fixtures.util import unique_name
 
 pytestmark = pytest.mark.mysql
-
-
-def _execute(dsn: str, *statements: str) -> None:
-    with pymysql.connect(**parse_mysql_dsn(dsn)) as conn, conn.cursor() as cur:
-        for statement in statements:
-            cur.execute(statement)
-        conn.commit()
 
 
 def _other_zone(zone: str) -> str:
@@ -36,7 +29,7 @@ def inbox_table(mysql_dsn: str) -> Iterator[str]:
     with pymysql.connect(**parse_mysql_dsn(mysql_dsn)) as conn:
         create_cminmsgs(conn, table)
     yield table
-    _execute(mysql_dsn, f"DROP TABLE IF EXISTS `{table}`")
+    mysql_execute(mysql_dsn, f"DROP TABLE IF EXISTS `{table}`")
 
 
 def _by_name(checks: list[Check]) -> dict[str, Check]:
@@ -60,7 +53,7 @@ def test_a_missing_table_and_a_missing_column_are_named(mysql_dsn: str, inbox_ta
     table = _by_name(missing)["inbox table no_such_inbox"]
     assert not table.ok
     assert "FLIGHTSTATE_INBOX_TABLE" in table.fix
-    _execute(mysql_dsn, f"ALTER TABLE `{inbox_table}` DROP COLUMN CMINMSGS_SUBSYSTEM_SUBTYPE")
+    mysql_execute(mysql_dsn, f"ALTER TABLE `{inbox_table}` DROP COLUMN CMINMSGS_SUBSYSTEM_SUBTYPE")
     checks = inbox_checks(mysql_dsn, inbox_table, airport_tz=zone)
     column = _by_name(checks)[f"inbox table {inbox_table}"]
     assert not column.ok

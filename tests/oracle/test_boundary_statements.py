@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from flightstate_core.domain.decision import Outcome
 from flightstate_core.domain.outbox import ParkedEvent
+from flightstate_core.ports import DeadClaim
 from flightstate_oracle import _sql as sql
 from flightstate_oracle import session
 from flightstate_oracle._db import query, run_many
@@ -40,6 +42,8 @@ def _answers() -> dict[str, Any]:
         "outbox_backlog": _row(["LAST_EVENT_ID", "N", "OLDEST_AGE"], 5, 2, timedelta(seconds=4)),
         "parked_count": _row(["N"], 0),
         "event_undelivered_ids": _row(["EVENT_ID"], 6),
+        "dead_proc": _row(["REASON", "ATTEMPTS"], "/MSG/FLOP/ESTT: not a time", 2),
+        "requeue_id": _row(["REQUEUE_ID"], 41),
     }
 
 
@@ -68,6 +72,9 @@ def drive_code_paths(recorder: Recorder) -> None:
         assert tx.load_flights(["F1"]) == {}
         assert tx.load_codeshares(["F1"]) == {}
         assert tx.version_floors(["F1"]) == {}
+        claim = tx.claim_dead(9)
+        assert claim == DeadClaim(9, "/MSG/FLOP/ESTT: not a time", 2, 41)
+        tx.requeue_done(claim, Outcome.SUCCEEDED)
     outbox = OracleOutbox(pool)
     assert outbox.watermark() == 5
     assert outbox.fetch_undelivered(10) == []
@@ -142,6 +149,9 @@ def test_the_code_paths_reach_the_store_lease_outbox_and_operator_statements(
         "page_first",
         "health_probe",
         "flight_select",
+        "dead_proc_delete",
+        "requeue_audit",
+        "requeue_audit_done",
     } <= driven
     assert len(driven) > 40
 

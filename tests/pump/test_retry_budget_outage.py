@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import threading
 import time
-import warnings
-from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -36,20 +34,6 @@ OUTAGE_S = 30.0  # the acceptance figure; the budget below is 1 s
 BUDGET = {"retry_budget_attempts": 3, "retry_budget_seconds": 1.0}
 RAWS = generate_day(29, flights=8, messages=60)
 FIRST = 30  # applied before the outage; the rest arrive while the store is down
-
-
-@pytest.fixture
-def private_pg() -> Iterator[tuple[postgres.EmbeddedPostgres, str]]:
-    """A private server of this test's own, and a migrated database on it."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        server = postgres.EmbeddedPostgres()
-    try:
-        dsn = postgres.create_database(server.admin_dsn)
-        flightstate_pg.migrate(dsn)
-        yield server, dsn
-    finally:
-        server.stop()
 
 
 def _reference() -> list[str]:
@@ -86,7 +70,8 @@ def _wait(check: object, timeout: float, what: str) -> None:
 def test_a_30_s_outage_with_a_1_s_budget_makes_nothing_dead(
     private_pg: tuple[postgres.EmbeddedPostgres, str], mysql_dsn: str
 ) -> None:
-    server, dsn = private_pg
+    server, dsn = private_pg  # the plugin's: a server of this test's own
+    flightstate_pg.migrate(dsn)
     table = unique_name("cmin")
     fill_mysql_inbox(mysql_dsn, table, RAWS[:FIRST])
     store = PgStore(dsn, CoreConfig(), inbox_name=table)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -33,3 +34,19 @@ def run_cli(
         runner_argv(*args), env=clean_env(env), capture_output=True, text=True,
         timeout=timeout, check=False, cwd=REPO,
     )  # fmt: skip
+
+
+def wait_for_line(proc: subprocess.Popen[str], text: str, timeout: float) -> str:
+    """Read *proc*'s stderr line by line until a line holds *text*; what was read.
+    AssertionError with the tail when it exits or *timeout* s pass first."""
+    seen = ""
+    deadline = time.monotonic() + timeout
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line and proc.poll() is not None:
+            break
+        seen += line
+        if text in line:
+            return seen
+    raise AssertionError(f"{text!r} never appeared; stderr:\n{seen[-3000:]}")

@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import psutil
 import pytest
 
 from flightstate_runner.local import broker_available
-from tests.runner._cli import REPO, clean_env, runner_argv
+from tests.runner._cli import REPO, clean_env, runner_argv, wait_for_line
 
 pytestmark = pytest.mark.slow
 
@@ -90,26 +89,12 @@ def test_demo_end_to_end_without_services(tmp_path: Path, demo_tmp: Path) -> Non
     assert _demo_dirs(demo_tmp) == set()  # temp dirs removed
 
 
-def _wait_for(proc: subprocess.Popen[str], text: str, timeout: float) -> str:
-    seen = ""
-    deadline = time.monotonic() + timeout
-    assert proc.stderr is not None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line and proc.poll() is not None:
-            break
-        seen += line
-        if text in line:
-            return seen
-    raise AssertionError(f"{text!r} never appeared; stderr:\n{seen[-3000:]}")
-
-
 def test_demo_cleans_up_on_ctrl_c(demo_tmp: Path) -> None:
     proc = subprocess.Popen(runner_argv("demo", "--messages", "20000", "--flights", "300"),
                             env=clean_env({"TMPDIR": str(demo_tmp)}), stderr=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, cwd=REPO)  # fmt: skip
     try:
-        _wait_for(proc, "pumping", 120)
+        wait_for_line(proc, "pumping", 120)
         ours = _demo_dirs(demo_tmp)
         assert ours  # the embedded PostgreSQL's directory exists while it runs
         servers = [p for p in psutil.process_iter(["cmdline"])

@@ -10,32 +10,20 @@ from __future__ import annotations
 
 import re
 import subprocess
-from typing import Any
 
 import psycopg
-import pymysql
 import pytest
 
 from flightstate_mysql.dsn import parse_mysql_dsn
+from flightstate_mysql.schema import CMINMSGS_DDL
+from tests.fixtures.site import mysql_execute
 from tests.fixtures.util import unique_name
 from tests.runner._cli import run_cli
 
-# The AODB's own table as its interface makes it: the shape of the lab inbox, no mark.
-_AODB_TABLE = """
-CREATE TABLE `{table}` (
-  CMINMSGS_ID bigint NOT NULL AUTO_INCREMENT,
-  CMINMSGS_CLOB_MSG mediumtext NOT NULL,
-  CMINMSGS_DATE_RECEIVED datetime DEFAULT NULL,
-  CMINMSGS_DATE_PROCESSED datetime DEFAULT NULL,
-  CMINMSGS_SUBSYSTEM_NAME varchar(4) DEFAULT NULL,
-  CMINMSGS_SUBSYSTEM_SEQUENCE mediumint DEFAULT NULL,
-  CMINMSGS_SUBSYSTEM_DATE_SENT datetime DEFAULT NULL,
-  CMINMSGS_SUBSYSTEM_SUBTYPE varchar(4) DEFAULT NULL,
-  CMINMSGS_SUBSYSTEM_TYPE varchar(4) DEFAULT NULL,
-  CMINMSGS_STATUS varchar(20) DEFAULT NULL,
-  PRIMARY KEY (CMINMSGS_ID)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4
-"""
+
+def _aodb_table(table: str) -> str:
+    """The AODB's own table as its interface makes it: the lab inbox's shape, no mark."""
+    return CMINMSGS_DDL.format(table=table, comment="")
 
 
 def _one_line(result: subprocess.CompletedProcess[str], code: int) -> str:
@@ -50,16 +38,6 @@ def _pg_table_exists(dsn: str, table: str) -> bool:
     with psycopg.connect(dsn) as conn:
         row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
     return bool(row and row[0])
-
-
-def _mysql_rows(dsn: str, query: str, *args: Any) -> list[tuple[Any, ...]]:
-    conn = pymysql.connect(autocommit=True, **parse_mysql_dsn(dsn))
-    try:
-        with conn.cursor() as cur:
-            cur.execute(query, args)
-            return list(cur.fetchall())
-    finally:
-        conn.close()
 
 
 @pytest.mark.pg
@@ -98,7 +76,7 @@ def test_generate_writes_only_into_a_lab_inbox(pg_db: str, mysql_dsn: str) -> No
     writes; ``inbox-init`` says it leaves such a table as it is; a table ``generate`` or
     ``inbox-init`` made takes traffic again and again."""
     aodb, lab = unique_name("aodb"), unique_name("lab")
-    _mysql_rows(mysql_dsn, _AODB_TABLE.format(table=aodb))
+    mysql_execute(mysql_dsn, _aodb_table(aodb))
     env = {"FLIGHTSTATE_STORE_DSN": pg_db, "FLIGHTSTATE_MYSQL_DSN": mysql_dsn,
            "FLIGHTSTATE_INBOX_TABLE": aodb}  # fmt: skip
 
@@ -106,20 +84,20 @@ def test_generate_writes_only_into_a_lab_inbox(pg_db: str, mysql_dsn: str) -> No
     assert line.startswith(f"configuration error: inbox_table: {aodb} at mysql://")
     assert "not made by `flightstate inbox-init`" in line
     assert "--force" in line
-    assert _mysql_rows(mysql_dsn, f"SELECT count(*) FROM `{aodb}`") == [(0,)]
+    assert mysql_execute(mysql_dsn, f"SELECT count(*) FROM `{aodb}`") == [(0,)]
 
     init = run_cli("inbox-init", env=env)
     assert init.returncode == 0, init.stderr
     assert "exists and was not made by inbox-init (left as it is" in init.stdout
     forced = run_cli("generate", "--messages", "5", "--force", env=env)
     assert forced.returncode == 0, forced.stderr
-    assert _mysql_rows(mysql_dsn, f"SELECT count(*) FROM `{aodb}`")[0][0] >= 5
+    assert mysql_execute(mysql_dsn, f"SELECT count(*) FROM `{aodb}`")[0][0] >= 5
 
     lab_env = {**env, "FLIGHTSTATE_INBOX_TABLE": lab}
     for _ in range(2):  # made by the first generate, then recognised
         done = run_cli("generate", "--messages", "5", env=lab_env)
         assert done.returncode == 0, done.stderr
-    assert _mysql_rows(mysql_dsn, f"SELECT count(*) FROM `{lab}`")[0][0] >= 10
+    assert mysql_execute(mysql_dsn, f"SELECT count(*) FROM `{lab}`")[0][0] >= 10
     assert "and coutmsgs ready (a lab inbox)" in run_cli("inbox-init", env=lab_env).stdout
 
 

@@ -11,16 +11,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
-import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from flightstate_testing import postgres
 from tests.fixtures.util import unique_name
-from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
+from tests.runner._cli import REPO, clean_env, run_cli, runner_argv, wait_for_line
 
 _QUICK = {
     "FLIGHTSTATE_IDLE_WAIT": "3",
@@ -80,32 +77,6 @@ def test_until_idle_ends_when_the_broker_never_answers(pg_db: str) -> None:
     assert stopped["processed"] >= 20
 
 
-@pytest.fixture
-def private_pg() -> Iterator[tuple[postgres.EmbeddedPostgres, str]]:
-    """A private server of this test's own and a database on it."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        server = postgres.EmbeddedPostgres()
-    try:
-        yield server, postgres.create_database(server.admin_dsn)
-    finally:
-        server.stop()
-
-
-def _wait_for(proc: subprocess.Popen[str], text: str, timeout: float) -> str:
-    seen = ""
-    deadline = time.monotonic() + timeout
-    assert proc.stderr is not None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line and proc.poll() is not None:
-            break
-        seen += line
-        if text in line:
-            return seen
-    raise AssertionError(f"no {text!r} within {timeout} s: {seen[-3000:]}")
-
-
 @pytest.mark.slow
 def test_run_waits_out_a_store_unreachable_at_start(
     private_pg: tuple[postgres.EmbeddedPostgres, str],
@@ -120,8 +91,8 @@ def test_run_waits_out_a_store_unreachable_at_start(
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)  # fmt: skip
     try:
-        _wait_for(proc, "store not reachable, retrying", timeout=60)
-        _wait_for(proc, "store not reachable, retrying", timeout=30)  # still waiting
+        wait_for_line(proc, "store not reachable, retrying", timeout=60)
+        wait_for_line(proc, "store not reachable, retrying", timeout=30)  # still waiting
         assert proc.poll() is None  # waiting, not exited
         server.restart()
         rest = proc.communicate(timeout=120)[1]
