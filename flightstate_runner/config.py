@@ -212,7 +212,7 @@ class RunnerConfig:
     poll_interval: float = field(default=0.5, validator=_positive(3600))
     # adaptive inbox polling (docs/design.md "Adaptive inbox polling"): the interval while
     # messages arrived within the period (s), then doubling back to poll_quiet_interval
-    poll_active_interval: float = field(default=0.005, validator=in_range(0.001, 3600))
+    poll_active_interval: float = field(default=0.002, validator=in_range(0.001, 3600))
     poll_active_period: float = field(default=2.0, validator=in_range(0, 3600))
     poll_quiet_interval: float = field(default=0.05, validator=in_range(0.001, 3600))
     # while a batch is applied, read again this often (s) to gather arrivals into the next

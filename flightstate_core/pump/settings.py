@@ -48,7 +48,7 @@ class PumpSettings:
     #: Seconds between inbox reads while messages arrived within ``active_for`` s; after
     #: that the interval doubles per empty read up to ``idle_poll`` (docs/design.md,
     #: "Adaptive inbox polling"). Never slower than ``idle_poll``.
-    active_poll: float = field(default=0.005, validator=in_range(0.001, 3600))
+    active_poll: float = field(default=0.002, validator=in_range(0.001, 3600))
     #: Seconds after the last non-empty read during which the pump polls at
     #: ``active_poll`` (0: no fast polling, every idle wait is ``idle_poll``).
     active_for: float = field(default=2.0, validator=in_range(0, 3600))

@@ -16,7 +16,7 @@ from flightstate_runner.wiring import Services, build_pump
 
 def test_defaults_poll_fast_after_a_message_then_at_the_quiet_interval() -> None:
     config = load_config(None, {})
-    assert config.poll_active_interval == 0.005
+    assert config.poll_active_interval == 0.002
     assert config.poll_active_period == 2.0
     assert config.poll_quiet_interval == 0.05  # the inbox: 20 reads/s at most when quiet
     assert config.poll_interval == 0.5  # a standby's lease, the empty outbox
