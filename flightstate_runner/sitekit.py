@@ -39,6 +39,10 @@ def _store_checks(config: RunnerConfig) -> list[Check]:
 
 
 def _inbox_checks(config: RunnerConfig) -> list[Check]:
+    if config.inbox == "store":
+        return [failed("inbox", "a lab inbox in the store (FLIGHTSTATE_INBOX=store)",
+                       "a site reads the AODB's table: unset FLIGHTSTATE_INBOX and set "
+                       "FLIGHTSTATE_MYSQL_DSN")]  # fmt: skip
     if not config.mysql_dsn:
         return [failed("inbox", "no MySQL inbox configured",
                        "set FLIGHTSTATE_MYSQL_DSN (the AODB's inbox database)")]  # fmt: skip

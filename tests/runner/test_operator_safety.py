@@ -124,3 +124,15 @@ def test_status_names_an_inbox_it_cannot_read_and_shows_the_rest(
     assert "s3cr3t-pw" not in result.stdout + result.stderr
     assert any(line.startswith("outcomes: ") for line in result.stdout.splitlines())
     assert any(line.startswith("leader:   ") for line in result.stdout.splitlines())
+
+
+@pytest.mark.pg
+def test_check_names_a_lab_inbox_as_not_a_site_inbox(pg_db: str) -> None:
+    env = {"FLIGHTSTATE_STORE_DSN": pg_db, "FLIGHTSTATE_INBOX": "store"}
+    assert run_cli("migrate", env=env).returncode == 0
+    result = run_cli("check", env=env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    (inbox,) = [line for line in result.stdout.splitlines() if " inbox: " in line]
+    assert inbox == ("\u2718 inbox: a lab inbox in the store (FLIGHTSTATE_INBOX=store) \u2014 a "
+                     "site reads the AODB's table: unset FLIGHTSTATE_INBOX and set "
+                     "FLIGHTSTATE_MYSQL_DSN")  # fmt: skip
