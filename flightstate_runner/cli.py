@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -91,6 +92,19 @@ def _wait_for_store(backend: StoreBackend, check: Callable[[], object],
             log.warning("store not reachable, retrying in %.1f s: %s", delay, _safe(exc))
             time.sleep(delay)
             delay = min(backoff_max, delay * 2)
+
+
+def _stop_while_waiting() -> None:
+    """Until the runner installs its own handlers: SIGTERM (systemd's stop) ends ``run`` at
+    once with exit 0, SIGINT as an interrupt (exit 130), whatever disposition the process
+    inherited (a shell starts background jobs with SIGINT ignored)."""
+
+    def stop(_signum: int, _frame: object) -> None:
+        log.info("stopped before the store answered", extra={"event": "stop"})
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _await_schema(config: RunnerConfig) -> None:
@@ -225,6 +239,7 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     config = _config(ctx, metrics_port=metrics_port, metrics_bind=metrics_bind, holder=holder)
     require_store(config, "run")
     config.inbox_kind("run")
+    _stop_while_waiting()
     _await_schema(config)
     log.info("starting", extra={"event": "start", "config": config.describe()})
     if config.kafka_bootstrap is None:
