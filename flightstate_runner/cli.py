@@ -14,9 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import sys
-import time
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
@@ -24,7 +22,6 @@ from typing import Any, TypeVar
 import click
 
 from flightstate_core.domain.errors import ConfigError, FlightstateError
-from flightstate_core.ports import StoreBackend, StoreFailure
 from flightstate_runner.config import RunnerConfig, load_config, redact
 from flightstate_runner.environment import warn_unknown_variables
 from flightstate_runner.inputs import FLID, OUTPUT_FILE, SEED, STORE_DSN, count, finite
@@ -69,53 +66,6 @@ def command(func: F) -> F:
             sys.exit(EXIT_FAILED)
 
     return wrapper  # type: ignore[return-value]
-
-
-def _wait_for_store(backend: StoreBackend, check: Callable[[], object],
-                    backoff_max: float) -> None:  # fmt: skip
-    """Run *check* until the store answers: an unreachable store at start is waited out
-    (one warning per attempt, capped back-off), like one that goes away later. A refused
-    login is a setting to fix: ConfigError (exit 2, one line); any other failure is
-    reported at once."""
-    delay = 0.5
-    while True:
-        try:
-            check()
-            return
-        except FlightstateError as exc:
-            failure = backend.failure(exc)
-            if failure is StoreFailure.REFUSED:
-                raise ConfigError(f"store_dsn: the {backend.kind} store refused the login: "
-                                  f"{_safe(exc)}") from exc  # fmt: skip
-            if failure is not StoreFailure.UNREACHABLE:
-                raise
-            log.warning("store not reachable, retrying in %.1f s: %s", delay, _safe(exc))
-            time.sleep(delay)
-            delay = min(backoff_max, delay * 2)
-
-
-def _stop_while_waiting() -> None:
-    """Until the runner installs its own handlers: SIGTERM (systemd's stop) ends ``run`` at
-    once with exit 0, SIGINT as an interrupt (exit 130), whatever disposition the process
-    inherited (a shell starts background jobs with SIGINT ignored)."""
-
-    def stop(_signum: int, _frame: object) -> None:
-        log.info("stopped before the store answered", extra={"event": "stop"})
-        raise SystemExit(0)
-
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, stop)
-
-
-def _await_schema(config: RunnerConfig) -> None:
-    """Wait for the store to answer (``_wait_for_store``), then check it is migrated."""
-    from flightstate_runner.wiring import backend_for, require_schema  # noqa: PLC0415
-
-    backend = backend_for(config, "run")
-    try:
-        _wait_for_store(backend, lambda: require_schema(backend), config.backoff_max)
-    finally:
-        backend.close()
 
 
 def _safe(exc: BaseException) -> str:
@@ -231,6 +181,7 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
         metrics_bind: str | None, holder: str | None) -> None:  # fmt: skip
     """Pump the inbox, backfill it, and dispatch the outbox to Kafka."""
     from flightstate_core.support.tuning import tune_gc_for_throughput  # noqa: PLC0415
+    from flightstate_runner import startup  # noqa: PLC0415
     from flightstate_runner.loop import Runner  # noqa: PLC0415
     from flightstate_runner.metrics import RunnerMetrics  # noqa: PLC0415
     from flightstate_runner.probes import ensure_runner_tables  # noqa: PLC0415
@@ -239,8 +190,8 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     config = _config(ctx, metrics_port=metrics_port, metrics_bind=metrics_bind, holder=holder)
     require_store(config, "run")
     config.inbox_kind("run")
-    _stop_while_waiting()
-    _await_schema(config)
+    startup.stop_while_waiting(log)
+    startup.await_schema(config, log)
     log.info("starting", extra={"event": "start", "config": config.describe()})
     if config.kafka_bootstrap is None:
         log.warning("no FLIGHTSTATE_KAFKA_BOOTSTRAP: events stay in the outbox")
@@ -254,8 +205,8 @@ def run(ctx: click.Context, until_idle: bool, metrics_port: int | None,
     tune_gc_for_throughput()  # the pump is this process's whole job (support.tuning)
     queries = services.backend.queries()
     try:
-        _wait_for_store(services.backend, lambda: ensure_runner_tables(queries),
-                        config.backoff_max)  # fmt: skip
+        startup.wait_for_store(services.backend, lambda: ensure_runner_tables(queries),
+                               config.backoff_max, log)  # fmt: skip
         queries.close()
         runner = Runner(services, metrics, log, bootstrap=config.kafka_bootstrap,
                         until_idle=until_idle)  # fmt: skip

@@ -6,7 +6,6 @@ passwords, so anything printed or logged goes through ``redact``.
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import os
 import re
@@ -15,7 +14,6 @@ from collections.abc import Mapping
 from datetime import time
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from attrs import evolve, field, fields, frozen
 
@@ -25,6 +23,7 @@ from flightstate_core.domain.gaps import GapSettings
 from flightstate_core.domain.numbers import check_number, in_range
 from flightstate_core.engine.budget import DEFAULT_BATCH_MAX_BYTES, DEFAULT_BATCH_MAX_RECORDS
 from flightstate_core.support.dsn import check_url_credentials, redact
+from flightstate_runner import setting_rules as rules
 from flightstate_runner.backends import check_dsn, scheme_of
 
 __all__ = [
@@ -46,35 +45,16 @@ def _cutover(value: str | time) -> time:
     return time(int(match[1]), int(match[2]))
 
 
-def _table(instance: object, attribute: Any, value: str) -> None:
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,29}", value):
-        raise ConfigError(f"{attribute.name}: {value!r} is not a plain table name")
 
 
-def _inbox_zone(instance: object, attribute: Any, value: str) -> None:
-    if value:
-        try:
-            ZoneInfo(value)
-        except (ValueError, ZoneInfoNotFoundError) as exc:
-            raise ConfigError(f"{attribute.name}: unknown time zone {value!r}") from exc
 
 
-INBOX_KINDS = ("mysql", "store")
 
 
-def _inbox_kind(instance: object, attribute: Any, value: str) -> None:
-    if value not in INBOX_KINDS:
-        raise ConfigError(f"{attribute.name}: {value!r} is not mysql or store")
 
 
-def _port(instance: object, attribute: Any, value: int | None) -> None:
-    if value is not None and not 0 < value < 65536:  # noqa: PLR2004 - TCP port range
-        raise ConfigError(f"{attribute.name}: {value!r} is not a TCP port")
 
 
-def _level(instance: object, attribute: Any, value: str) -> None:
-    if value.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
-        raise ConfigError(f"{attribute.name}: {value!r} is not DEBUG/INFO/WARNING/ERROR")
 
 
 _DAY = 86_400.0
@@ -90,12 +70,6 @@ def _not_negative(high: float) -> Any:
     return in_range(0, high)
 
 
-def _bind_address(instance: object, attribute: Any, value: str) -> None:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})", value):
-            raise ConfigError(f"{attribute.name}: {value!r} is not an address or host") from None
 
 
 def _pg_dsn(instance: object, attribute: Any, value: str | None) -> None:
@@ -143,30 +117,14 @@ def _seconds(maximum: float, *, zero_ok: bool = True) -> Any:
     return in_range(0, maximum, low_open=not zero_ok)
 
 
-def _transactional_id(instance: object, attribute: Any, value: str) -> None:
-    if value and not re.fullmatch(r"[A-Za-z0-9._-]{1,200}", value):
-        raise ConfigError(f"{attribute.name}: {value!r} is not 1-200 of A-Z a-z 0-9 . _ -")
 
 
-def _holder(instance: object, attribute: Any, value: str) -> None:
-    if not value.strip() or not value.isprintable() or len(value) > 200:  # noqa: PLR2004
-        raise ConfigError(f"{attribute.name}: {value!r} is not 1-200 printable characters")
 
 
-_BROKER = re.compile(r"(?:[A-Za-z]+://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})")
 
 
-def _bootstrap(instance: object, attribute: Any, value: str | None) -> None:
-    """``host:port[,host:port]`` (a ``PLAINTEXT://`` scheme allowed), as documented."""
-    for broker in (value or "").split(",") if value else ():
-        match = _BROKER.fullmatch(broker.strip())
-        if not match or not 0 < int(match[1]) < 65536:  # noqa: PLR2004 - TCP ports
-            raise ConfigError(f"{attribute.name}: {broker!r} is not host:port")
 
 
-def _directory(instance: object, attribute: Any, value: str) -> None:
-    if value and not Path(value).is_dir():
-        raise ConfigError(f"{attribute.name}: {value!r} is not a directory")
 
 
 @frozen
@@ -182,14 +140,14 @@ class RunnerConfig:
     # where messages are read: "mysql", the AODB's table at mysql_dsn, or "store", a lab
     # table made by inbox-init in the store's database. Always said, never inferred from a
     # missing DSN: a lab inbox in a production store would be read as silence.
-    inbox: str = field(default="mysql", validator=_inbox_kind)
-    kafka_bootstrap: str | None = field(default=None, validator=_bootstrap)
+    inbox: str = field(default="mysql", validator=rules.inbox_kind)
+    kafka_bootstrap: str | None = field(default=None, validator=rules.bootstrap)
     airport_tz: str = "Asia/Shanghai"
     # zone of the inbox's DATE_RECEIVED; "" = the inbox server's own clock (read with each
     # row), never assumed to be airport_tz (docs/design.md "Operator view")
-    inbox_tz: str = field(default="", validator=_inbox_zone)
+    inbox_tz: str = field(default="", validator=rules.inbox_zone)
     opday_cutover: time = field(default=time(0, 0), converter=_cutover)
-    inbox_table: str = field(default="cminmsgs", validator=_table)
+    inbox_table: str = field(default="cminmsgs", validator=rules.table)
     topic_schd: str = "schd"
     topic_msg: str = "msg"
     batch_size: int = field(default=1000, validator=_positive(100_000))
@@ -221,8 +179,8 @@ class RunnerConfig:
     # at least this long (s) between backfill flushes: one inbox UPDATE for several commits
     backfill_interval: float = field(default=0.1, validator=in_range(0, 60))
     dispatch_batch: int = field(default=5000, validator=_positive(1_000_000))
-    metrics_port: int | None = field(default=None, validator=_port)
-    metrics_bind: str = field(default="127.0.0.1", validator=_bind_address)
+    metrics_port: int | None = field(default=None, validator=rules.port)
+    metrics_bind: str = field(default="127.0.0.1", validator=rules.bind_address)
     # housekeeping inside `run` (seconds between runs; 0 turns a task off)
     cleanup_interval: float = field(default=300.0, validator=_not_negative(7 * _DAY))
     retention_days: float = field(default=3.0, validator=_not_negative(_YEAR_DAYS))
@@ -244,7 +202,7 @@ class RunnerConfig:
     # `run --until-idle`: seconds idle with failing backfills or an undrained outbox
     idle_wait: float = field(default=60.0, validator=_seconds(86400, zero_ok=False))
     # "" = flightstate-<topic_schd>: one id per deployment (every runner of it shares it)
-    kafka_transactional_id: str = field(default="", validator=_transactional_id)
+    kafka_transactional_id: str = field(default="", validator=rules.transactional_id)
     kafka_outage_log_every: float = field(default=60.0, validator=_seconds(86400, zero_ok=False))
     # the largest Kafka record (bytes, before compression): producer and `topics` follow it
     kafka_max_record_bytes: int = field(default=1_000_000, validator=in_range(2048, 1_000_000_000))
@@ -253,10 +211,12 @@ class RunnerConfig:
     gap_horizon: float = field(default=21600.0, validator=in_range(1, 30 * 86400))
     gap_reconcile_interval: float = field(default=300.0, validator=in_range(0, 86400))
     gap_reconcile_window: int = field(default=100_000, validator=in_range(1, 100_000_000))
-    log_level: str = field(default="INFO", validator=_level)
+    log_level: str = field(default="INFO", validator=rules.level)
     # Oracle Client libraries (thick mode, needed for 11.2); "" = the system library path
-    oracle_client_dir: str = field(default="", validator=_directory)
-    holder: str = field(factory=lambda: f"{os.uname().nodename}:{os.getpid()}", validator=_holder)
+    oracle_client_dir: str = field(default="", validator=rules.directory)
+    holder: str = field(
+        factory=lambda: f"{os.uname().nodename}:{os.getpid()}", validator=rules.holder
+    )
 
     def takeover_bound(self) -> float:
         """Seconds after a leader freezes (even inside a transaction) within which a

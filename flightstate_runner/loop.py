@@ -32,7 +32,7 @@ from flightstate_runner import probes
 from flightstate_runner.housekeeping import Housekeeping
 from flightstate_runner.leadership import LeadershipWatch
 from flightstate_runner.metrics import RunnerMetrics
-from flightstate_runner.observe import MetricsObserver
+from flightstate_runner.observe import MetricsObserver, head_failing_report
 from flightstate_runner.wiring import Services, build_dispatcher, build_pump
 
 __all__ = ["EXIT_LEFT_BEHIND", "Runner"]
@@ -123,7 +123,7 @@ class Runner:
             },
             "kafka_unreachable": self._kafka_down() is not None,
             "left_behind": self.left_behind,
-            "head_failing": _head_failing(stats),
+            "head_failing": head_failing_report(stats),
         }
 
     def _kafka_down(self) -> str | None:
@@ -347,7 +347,7 @@ class Runner:
         dispatcher = self.dispatcher
         metrics.kafka_unreachable.set(1 if dispatcher is not None and dispatcher.outage.down
                                       else 0)  # fmt: skip
-        head = _head_failing(stats)
+        head = head_failing_report(stats)
         metrics.head_failing_attempts.set(head["attempts"] if head else 0)
         metrics.head_failing_seconds.set(head["seconds"] if head else 0.0)
 
@@ -389,17 +389,3 @@ def _close(adapter: object) -> None:
     close = getattr(adapter, "close", None)
     if close is not None:
         close()
-
-
-def _head_failing(stats: PumpStats | None) -> dict[str, Any] | None:
-    """The head message while it fails: its id, failed attempts, seconds since the first
-    failure, and what its retry budget counted (docs/design.md, "A retry budget for the
-    head message")."""
-    if stats is None or stats.head_failing is None:
-        return None
-    since = stats.head_failing_since
-    seconds = (datetime.now(UTC) - since).total_seconds() if since is not None else 0.0
-    return {"message_id": stats.head_failing, "attempts": stats.head_attempts,
-            "seconds": round(max(0.0, seconds), 1),
-            "budget_attempts": stats.head_budget_attempts,
-            "budget_seconds": round(stats.head_budget_seconds, 1)}  # fmt: skip

@@ -21,11 +21,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flightstate_core.domain.outbox import ParkedEvent
 from flightstate_core.domain.records import InboxRow, ProcessedMessage
 from flightstate_core.ports import MessageProcessor
+from flightstate_core.pump import PumpStats
 from flightstate_runner.freshness import receive_to_commit
 from flightstate_runner.logs import lines_held
 from flightstate_runner.metrics import RunnerMetrics, dead_reason
@@ -33,7 +34,10 @@ from flightstate_runner.metrics import RunnerMetrics, dead_reason
 if TYPE_CHECKING:  # only a type: importing flightstate_kafka loads confluent_kafka
     from flightstate_kafka._plan import OutboxRow
 
-__all__ = ["MetricsObserver", "ObservedProcessor", "log_outcomes", "message_fields"]
+__all__ = [
+    "MetricsObserver", "ObservedProcessor", "head_failing_report", "log_outcomes",
+    "message_fields",
+]  # fmt: skip
 
 _FLID = re.compile(r"<FLID>([^<]{1,40})</FLID>")
 _MAX_FLIDS = 10
@@ -213,3 +217,17 @@ class MetricsObserver:
         """Set the outbox gauges."""
         self._metrics.outbox_backlog.set(count)
         self._metrics.outbox_oldest_age.set(oldest_age_s or 0.0)
+
+
+def head_failing_report(stats: PumpStats | None) -> dict[str, Any] | None:
+    """The head message while it fails: its id, failed attempts, seconds since the first
+    failure, and what its retry budget counted (docs/design.md, "A retry budget for the
+    head message")."""
+    if stats is None or stats.head_failing is None:
+        return None
+    since = stats.head_failing_since
+    seconds = (datetime.now(UTC) - since).total_seconds() if since is not None else 0.0
+    return {"message_id": stats.head_failing, "attempts": stats.head_attempts,
+            "seconds": round(max(0.0, seconds), 1),
+            "budget_attempts": stats.head_budget_attempts,
+            "budget_seconds": round(stats.head_budget_seconds, 1)}  # fmt: skip
