@@ -17,9 +17,10 @@ from flightstate_pg.backend import PgBackend
 from flightstate_pg.inbox import PgInbox
 from flightstate_pg.lease import PgLeaderLease
 from flightstate_pg.outbox import PgOutbox
-from flightstate_runner import loop, status
+from flightstate_runner import status
 from flightstate_runner.config import load_config
 from flightstate_runner.metrics import RunnerMetrics
+from flightstate_runner.observe import head_failing_report
 from flightstate_runner.wiring import Services, build_pump
 
 NOWHERE = "host=127.0.0.1 port=1 dbname=x user=postgres"  # nothing connects at construction
@@ -54,12 +55,12 @@ def test_a_failing_head_shows_in_the_heartbeat_and_status() -> None:
     stats = PumpStats(head_failing=42, head_attempts=7, head_budget_attempts=5,
                       head_budget_seconds=3.26,
                       head_failing_since=datetime.now(UTC) - timedelta(seconds=30))  # fmt: skip
-    head = loop._head_failing(stats)
+    head = head_failing_report(stats)
     assert head is not None
     assert (head["message_id"], head["attempts"], head["budget_attempts"]) == (42, 7, 5)
     assert head["budget_seconds"] == 3.3
     assert 29 <= head["seconds"] < 60
-    assert loop._head_failing(PumpStats()) is None
+    assert head_failing_report(PumpStats()) is None
     line = status._head_failing_line({"stats": {"head_failing": head}})
     assert line == [f"failing:  head #42, 7 failed attempt(s) in {head['seconds']:.0f} s; "
                     "retry budget counted 5 attempt(s), 3 s while the store answered"]  # fmt: skip
