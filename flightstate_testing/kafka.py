@@ -210,12 +210,15 @@ def read_topic(
     may be coalesced, wait for a state version instead of a count
     (``flightstate_testing.publishing.KafkaTopics.schd_states``).
     """
-    consumer = _reader(bootstrap, topic, isolation, timeout)
-    try:
-        return _poll(consumer, expected, time.monotonic() + timeout)
-    finally:
-        with contextlib.suppress(RuntimeError):
-            consumer.close()
+    records: list[Message] = []
+
+    def seen(record: Message) -> bool:
+        records.append(record)
+        return len(records) >= expected
+
+    if expected > 0:
+        consume_until(bootstrap, topic, seen, timeout, isolation)
+    return records
 
 
 def consume_until(
@@ -242,15 +245,3 @@ def consume_until(
     finally:
         with contextlib.suppress(RuntimeError):
             consumer.close()
-
-
-def _poll(consumer: Consumer, expected: int, deadline: float) -> list[Message]:
-    records: list[Message] = []
-    while len(records) < expected and time.monotonic() < deadline:
-        message = consumer.poll(0.5)
-        if message is None:
-            continue
-        if message.error():
-            raise KafkaException(message.error())
-        records.append(message)
-    return records

@@ -2,7 +2,9 @@
 an empty schema, bookkeeping included, all migrations -> all rollbacks -> all migrations; a
 run stopped after each schema change in turn re-runs to completion; a schema yoyo migrated
 under the old ids is adopted without running anything; a non-AL32UTF8 database is refused
-before anything is created. Never ran on Oracle: the stand-in checks the boundary only."""
+before anything is created. Never ran on Oracle: the stand-in checks the boundary only (a
+static check, as no Oracle 11g runs here); the real-server twin is
+``test_migrate_grants_oracle.py``, run when ``FLIGHTSTATE_TEST_ORACLE_DSN`` is set."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Grants as data (``flightstate_oracle.grants``): derived from what the backend sends, the
 same from the recorded run as from the registry and migration files, written in the README,
-and checked by the preflight (through the recording stand-in)."""
+and checked by the preflight (through the recording stand-in: a static check, as no Oracle
+11g runs here; the real-server twin is ``test_migrate_grants_oracle.py``, run when
+``FLIGHTSTATE_TEST_ORACLE_DSN`` is set)."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ import psycopg
 import pytest
 
 from flightstate_pg.inbox import create_inbox_table, insert_messages
+from flightstate_testing.ports import free_local_port
 from flightstate_testing.traffic import TrafficGenerator
 from tests.fixtures.util import unique_name
 from tests.runner._cli import REPO, clean_env, run_cli, runner_argv
@@ -34,17 +35,11 @@ def _count(dsn: str, query: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])  # closed again when the block ends
-
-
 # ---------------------------------------------------------------------- item 1
 
 
 def test_topics_with_the_broker_down_is_one_line_naming_it() -> None:
-    bootstrap = f"127.0.0.1:{_closed_port()}"
+    bootstrap = f"127.0.0.1:{free_local_port()}"
     result = run_cli("topics", "--timeout", "2",
                      env={"FLIGHTSTATE_KAFKA_BOOTSTRAP": bootstrap})  # fmt: skip
     assert result.returncode == 1

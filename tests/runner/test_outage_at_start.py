@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from flightstate_testing import postgres
+from flightstate_testing.ports import free_local_port
 from tests.fixtures.util import unique_name
 from tests.runner._cli import REPO, clean_env, run_cli, runner_argv, wait_for_line
 
@@ -25,14 +26,6 @@ _QUICK = {
     "FLIGHTSTATE_POLL_INTERVAL": "0.1",
     "FLIGHTSTATE_KAFKA_OUTAGE_LOG_EVERY": "1",
 }
-
-
-def _closed_port() -> int:
-    import socket  # noqa: PLC0415
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])  # closed again when the block ends
 
 
 def _json_lines(stderr: str) -> list[dict[str, Any]]:
@@ -48,7 +41,7 @@ def _ok(*args: str, env: dict[str, str]) -> str:
 @pytest.mark.pg
 def test_until_idle_ends_when_mariadb_never_answers(pg_db: str) -> None:
     env = {"FLIGHTSTATE_STORE_DSN": pg_db, **_QUICK,
-           "FLIGHTSTATE_MYSQL_DSN": f"mysql://root@127.0.0.1:{_closed_port()}/aodb"}  # fmt: skip
+           "FLIGHTSTATE_MYSQL_DSN": f"mysql://root@127.0.0.1:{free_local_port()}/aodb"}  # fmt: skip
     _ok("migrate", env=env)
     result = run_cli("run", "--until-idle", env=env, timeout=120)
     assert result.returncode == 3, result.stderr[-3000:]
@@ -63,7 +56,7 @@ def test_until_idle_ends_when_the_broker_never_answers(pg_db: str) -> None:
     env = {"FLIGHTSTATE_STORE_DSN": pg_db, "FLIGHTSTATE_INBOX": "store", **_QUICK,
            "FLIGHTSTATE_IDLE_WAIT": "6",  # the dispatcher tells an outage within 2 s
            "FLIGHTSTATE_INBOX_TABLE": unique_name("cmin"),
-           "FLIGHTSTATE_KAFKA_BOOTSTRAP": f"127.0.0.1:{_closed_port()}"}  # fmt: skip
+           "FLIGHTSTATE_KAFKA_BOOTSTRAP": f"127.0.0.1:{free_local_port()}"}  # fmt: skip
     _ok("migrate", env=env)
     _ok("generate", "--messages", "20", "--flights", "4", env=env)
     result = run_cli("run", "--until-idle", env=env, timeout=120)
